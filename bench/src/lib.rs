@@ -1,0 +1,77 @@
+//! Deterministic replies of the `selfhelp-response` contract at a chosen size, for benchmarks:
+//! valid, invalid (wrong keys and enum values the model commonly produces), and needing repair
+//! (fenced, with prose and trailing commas).
+
+use serde_json::{Value, json};
+
+const SENTENCES: [&str; 6] = [
+    "Slow breathing lowers your heart rate within a few minutes.",
+    "Try inhaling for four counts, holding for four, and exhaling for six.",
+    "Many people find it easier to start with one short session each evening.",
+    "If your thoughts wander, notice it kindly and return to the count.",
+    "Écrire trois choses positives chaque soir aide aussi à mieux dormir.",
+    "Keep a glass of water nearby and sit somewhere you feel safe.",
+];
+
+/// A valid reply whose compact JSON is about `target` bytes.
+pub fn valid_reply(target: usize) -> Value {
+    let mut blocks = vec![json!({"type": "heading", "content": "Calming your breath"})];
+    let mut value = build(&blocks);
+    let mut i = 0;
+    while value.to_string().len() < target {
+        let kind = ["text", "info", "text", "success", "warning", "text", "code"][i % 7];
+        let content = format!(
+            "{} {}",
+            SENTENCES[i % SENTENCES.len()],
+            SENTENCES[(i + 2) % SENTENCES.len()]
+        );
+        blocks.push(json!({"type": kind, "content": content, "style": "default"}));
+        value = build(&blocks);
+        i += 1;
+    }
+    value
+}
+
+fn build(blocks: &[Value]) -> Value {
+    json!({
+        "type": "response",
+        "safety": {"is_safe": true, "danger_level": "warning", "detected_concerns": ["substance_abuse"], "requires_intervention": false, "safety_message": null},
+        "content": {
+            "text_blocks": blocks,
+            "form": {
+                "title": "Check-in",
+                "fields": [
+                    {"id": "calm", "type": "scale", "label": "How calm do you feel?", "required": true, "min": 1, "max": 10},
+                    {"id": "when", "type": "radio", "label": "When do you feel most tense?", "options": [
+                        {"value": "morning", "label": "Morning"}, {"value": "evening", "label": "Evening"}, {"value": "night", "label": "At night"}
+                    ]}
+                ],
+                "submit_label": "Send"
+            },
+            "media": [{"type": "audio", "url": "/assets/audio/breathing.mp3"}],
+            "suggestions": [{"text": "Start the exercise"}, {"text": "Tell me more", "value": "Explain the 4-4-6 method"}]
+        },
+        "progress": {"percentage": 40, "current_topic": "breathing"},
+        "metadata": {"model": "bench-model", "tokens_used": 512, "language": "en"}
+    })
+}
+
+/// The same reply with mistakes models make: a suggestion with `label`, an unknown danger level,
+/// an unknown block type and a radio field without options.
+pub fn invalid_reply(target: usize) -> Value {
+    let mut value = valid_reply(target);
+    value["safety"]["danger_level"] = json!("high");
+    value["content"]["suggestions"][0] = json!({"label": "Start the exercise"});
+    value["content"]["text_blocks"][0]["type"] = json!("paragraph");
+    if let Some(field) = value["content"]["form"]["fields"][1].as_object_mut() {
+        field.remove("options");
+    }
+    value
+}
+
+/// The valid reply as a model often sends it: prose, a ```json fence, trailing commas.
+pub fn needs_repair(target: usize) -> String {
+    let pretty = serde_json::to_string_pretty(&valid_reply(target)).unwrap_or_default();
+    let with_commas = pretty.replacen("\n      }\n    ]", "\n      },\n    ]", 1);
+    format!("Here is my answer:\n```json\n{with_commas}\n```\nLet me know if you need more.")
+}

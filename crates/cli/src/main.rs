@@ -1,0 +1,93 @@
+//! `bridle`: the command line of Bridle — check, repair and evaluate LLM replies against a
+//! contract, print a contract's prompt instructions, list contracts.
+//!
+//! Exit codes: 0 the reply (or every reply) meets the contract, 1 it does not, 2 usage or I/O
+//! error (unknown contract, missing file, a schema that is not a schema).
+
+mod cmd_check;
+mod cmd_contracts;
+mod cmd_eval;
+mod cmd_prompt;
+mod cmd_repair;
+mod input;
+mod setup;
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+// Parsing replies into JSON values is allocation-heavy; mimalloc makes `check` ~35% faster than
+// the system allocator (see bench/README.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// Makes LLM replies obey a contract.
+#[derive(Debug, Parser)]
+#[command(name = "bridle", version, about, propagate_version = true)]
+struct Cli {
+    /// Add the contracts of this directory (one contract, or a directory of contracts).
+    /// Repeatable; a contract with a built-in's name replaces it.
+    #[arg(
+        long = "contracts",
+        global = true,
+        value_name = "DIR",
+        env = "BRIDLE_CONTRACTS_DIR"
+    )]
+    contracts: Vec<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check one reply against a contract: exit 0 if it meets it, 1 if not.
+    Check(cmd_check::CheckArgs),
+    /// Repair a reply into JSON (fences, prose, trailing commas, quotes, …) and print it.
+    Repair(cmd_repair::RepairArgs),
+    /// Print the instructions a contract puts into the system prompt.
+    Prompt(cmd_prompt::PromptArgs),
+    /// List the contracts this binary knows (built-in and added with --contracts).
+    Contracts(cmd_contracts::ContractsArgs),
+    /// Check a file of replies (one per line) and summarise: valid, repaired, invalid.
+    Eval(cmd_eval::EvalArgs),
+}
+
+/// Which contract a command uses: a named one or an ad-hoc JSON Schema file.
+#[derive(Debug, Args)]
+#[group(required = false, multiple = false)]
+pub struct ContractChoice {
+    /// Name of a built-in or added contract.
+    #[arg(long, value_name = "NAME")]
+    contract: Option<String>,
+    /// A JSON Schema file to use as the contract (any draft: 04, 06, 07, 2019-09, 2020-12).
+    #[arg(long, value_name = "FILE.json")]
+    schema: Option<PathBuf>,
+}
+
+/// Outcome of a command that ran to the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The reply (every reply) meets the contract.
+    Met,
+    /// At least one reply does not.
+    NotMet,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check(args) => cmd_check::run(&cli.contracts, args),
+        Command::Repair(args) => cmd_repair::run(&cli.contracts, args),
+        Command::Prompt(args) => cmd_prompt::run(&cli.contracts, args),
+        Command::Contracts(args) => cmd_contracts::run(&cli.contracts, args),
+        Command::Eval(args) => cmd_eval::run(&cli.contracts, args),
+    };
+    match result {
+        Ok(Outcome::Met) => ExitCode::SUCCESS,
+        Ok(Outcome::NotMet) => ExitCode::from(1),
+        Err(error) => {
+            eprintln!("bridle: error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! `bridle check`.
+
+use crate::{bridle, core_fixture, fixture, json_out};
+use predicates::str::contains;
+
+#[test]
+fn a_valid_reply_exits_0_with_a_readable_report() {
+    bridle()
+        .args(["check", "--contract", "selfhelp-response"])
+        .arg(core_fixture("selfhelp/valid/with_form.json"))
+        .assert()
+        .code(0)
+        .stdout(contains("✓ the reply meets selfhelp-response 1.0.0"));
+}
+
+#[test]
+fn an_invalid_reply_exits_1_and_names_path_and_rule() {
+    bridle()
+        .args(["check", "--contract", "selfhelp-response"])
+        .arg(core_fixture(
+            "selfhelp/invalid/suggestion_label_instead_of_text.json",
+        ))
+        .assert()
+        .code(1)
+        .stdout(contains("/content/suggestions/0"))
+        .stdout(contains("[required]"));
+}
+
+#[test]
+fn json_output_is_exactly_one_object_of_the_documented_shape() {
+    let output = bridle()
+        .args(["check", "--contract", "selfhelp-response", "--json"])
+        .arg(core_fixture("selfhelp/raw/code_fence.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let v = json_out(&output);
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        vec!["contract", "repairs", "valid", "value", "violations"]
+    );
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.starts_with("{\"valid\":true,\"contract\":\"selfhelp-response\",\"value\":"),
+        "members in documented order: {text}"
+    );
+    assert_eq!(text.lines().count(), 1);
+    assert_eq!(v["valid"], true);
+    assert_eq!(v["contract"], "selfhelp-response");
+    assert_eq!(v["value"]["type"], "response");
+    assert_eq!(v["repairs"][0]["kind"], "code_fence");
+
+    let output = bridle()
+        .args(["check", "--contract", "selfhelp-response", "--json"])
+        .arg(core_fixture(
+            "selfhelp/invalid/danger_level_not_in_enum.json",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let v = json_out(&output);
+    assert_eq!(v["valid"], false);
+    let first = &v["violations"][0];
+    let keys: Vec<&str> = first
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, vec!["message", "path", "rule"]);
+    assert_eq!(first["path"], "/safety/danger_level");
+}
+
+#[test]
+fn standard_input_is_read_with_dash_or_nothing() {
+    let reply = std::fs::read(core_fixture("selfhelp/valid/minimal.json")).unwrap();
+    for args in [
+        vec!["check", "--contract", "selfhelp-response", "-"],
+        vec!["check", "--contract", "selfhelp-response"],
+    ] {
+        bridle()
+            .args(&args)
+            .write_stdin(reply.clone())
+            .assert()
+            .code(0);
+    }
+}
+
+#[test]
+fn declared_rule_violations_are_reported() {
+    let output = bridle()
+        .args(["check", "--contract", "selfhelp-response", "--json"])
+        .arg(core_fixture("selfhelp/rules/critical_but_is_safe.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let v = json_out(&output);
+    assert!(
+        v["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["rule"] == "implies" && x["path"] == "/safety/is_safe"),
+        "{v}"
+    );
+}
+
+#[test]
+fn an_ad_hoc_schema_of_any_draft_is_a_contract() {
+    for schema in [
+        "draft04.json",
+        "draft07.json",
+        "no_dollar_schema.json",
+        "draft2019.json",
+    ] {
+        bridle()
+            .args(["check", "--schema"])
+            .arg(fixture(&format!("schemas/{schema}")))
+            .write_stdin(r#"{"name": "Ada", "age": 36}"#)
+            .assert()
+            .code(0);
+        bridle()
+            .args(["check", "--json", "--schema"])
+            .arg(fixture(&format!("schemas/{schema}")))
+            .write_stdin(r#"{"name": "Ada", "age": -1}"#)
+            .assert()
+            .code(1)
+            .stdout(contains("\"/age\""));
+    }
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    bridle()
+        .args(["check", "--contract", "no-such-contract"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(contains("unknown contract"));
+    bridle()
+        .args([
+            "check",
+            "--contract",
+            "selfhelp-response",
+            "/no/such/file.json",
+        ])
+        .assert()
+        .code(2)
+        .stderr(contains("cannot read"));
+    bridle()
+        .args(["check"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(contains("--contract"));
+    bridle()
+        .args(["check", "--schema"])
+        .arg(fixture("schemas/not_a_schema.json"))
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(contains("keyword"));
+    bridle()
+        .args(["check", "--schema"])
+        .arg(fixture("schemas/not_json.json"))
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(contains("not JSON"));
+    bridle()
+        .args(["check", "--schema"])
+        .arg(fixture("schemas/remote_ref.json"))
+        .write_stdin("{}")
+        .assert()
+        .code(2);
+    bridle()
+        .args([
+            "check",
+            "--contract",
+            "selfhelp-response",
+            "--context",
+            "oops",
+        ])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(contains("KEY=VALUE"));
+    bridle()
+        .args([
+            "check",
+            "--contract",
+            "selfhelp-response",
+            "--schema",
+            "x.json",
+        ])
+        .write_stdin("{}")
+        .assert()
+        .code(2);
+    bridle()
+        .args(["check", "--contract", "selfhelp-response"])
+        .arg(fixture(""))
+        .assert()
+        .code(2)
+        .stderr(contains("directory"));
+}
+
+#[test]
+fn bad_replies_are_violations_with_exit_1() {
+    let cases: Vec<(Vec<u8>, &str)> = vec![
+        (Vec::new(), "empty"),
+        (vec![0xff, 0xfe, 0x00, 0x01], "encoding"),
+        ((1u8..=31).cycle().take(2000).collect(), "not_json"),
+        (
+            format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
+            "parse",
+        ),
+        ("Sorry, I cannot help with that.".into(), "not_json"),
+    ];
+    let junk: Vec<u8> = (0u8..=127).cycle().take(2000).collect();
+    let output = bridle()
+        .args(["check", "--json", "--contract", "selfhelp-response"])
+        .write_stdin(junk)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        ["parse", "not_json"]
+            .contains(&json_out(&output)["violations"][0]["rule"].as_str().unwrap())
+    );
+    for (input, rule) in cases {
+        let output = bridle()
+            .args(["check", "--json", "--contract", "selfhelp-response"])
+            .write_stdin(input)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{rule}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let v = json_out(&output);
+        assert_eq!(v["violations"][0]["rule"], rule, "{v}");
+    }
+}
+
+#[test]
+fn a_100_mb_reply_is_refused_by_size_without_loading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.json");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(100 * 1024 * 1024).unwrap();
+    let output = bridle()
+        .args(["check", "--json", "--contract", "selfhelp-response"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let v = json_out(&output);
+    assert_eq!(v["violations"][0]["rule"], "too_large");
+    assert!(
+        v["violations"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("104857600")
+    );
+    // The same through standard input: counted while streaming, never held whole.
+    let big = vec![b' '; 20 * 1024 * 1024];
+    let output = bridle()
+        .args(["check", "--json", "--contract", "selfhelp-response"])
+        .write_stdin(big)
+        .output()
+        .unwrap();
+    assert_eq!(json_out(&output)["violations"][0]["rule"], "too_large");
+}
+
+#[test]
+fn context_pairs_are_accepted() {
+    bridle()
+        .args([
+            "check",
+            "--contract",
+            "selfhelp-response",
+            "--context",
+            "page=home",
+            "--context",
+            "mode=discovery",
+        ])
+        .arg(core_fixture("selfhelp/valid/minimal.json"))
+        .assert()
+        .code(0);
+}

@@ -1,0 +1,124 @@
+//! The check pipeline of a JSON contract: `raw → size/emptiness → parse (or repair, then parse)
+//! → coercions → schema → rules →` [`Checked`].
+//!
+//! Text that already parses is never repaired. A reply cut off mid-value is reported as
+//! `truncated`, never silently completed; text with no JSON in it is `not_json`; JSON that still
+//! fails to parse after repair is `parse`, with the position and a quote of the text there.
+
+use crate::context::Context;
+use crate::contract::{Checked, Contract};
+use crate::repair::repair;
+use crate::report::Violation;
+use crate::schema::cut;
+use serde_json::Value;
+
+/// Characters of raw text quoted around a parse error.
+const PARSE_QUOTE_CHARS: usize = 60;
+
+pub(crate) fn check(contract: &Contract, raw: &str, _context: &Context) -> Checked {
+    if raw.len() > contract.limits.max_bytes {
+        return Checked::rejected(
+            too_large(raw.len() as u64, contract.limits.max_bytes),
+            Vec::new(),
+        );
+    }
+    if raw.trim().is_empty() {
+        return Checked::rejected(
+            Violation::new("", "empty", "the reply is empty"),
+            Vec::new(),
+        );
+    }
+    let (mut value, mut repairs) = match serde_json::from_str::<Value>(raw) {
+        Ok(value) => (value, Vec::new()),
+        Err(_) => {
+            let repaired = repair(raw, contract.schema.root_hint());
+            if let Some(truncation) = repaired.truncated {
+                return Checked::rejected(
+                    Violation::new(truncation.path, "truncated", truncation.message)
+                        .with_found(tail(raw)),
+                    repaired.repairs,
+                );
+            }
+            if !repaired.found_json {
+                return Checked::rejected(
+                    Violation::new(
+                        "",
+                        "not_json",
+                        "the reply contains no JSON value; send only the JSON",
+                    )
+                    .with_found(cut(raw.trim(), PARSE_QUOTE_CHARS)),
+                    repaired.repairs,
+                );
+            }
+            match serde_json::from_str::<Value>(&repaired.text) {
+                Ok(value) => (value, repaired.repairs),
+                Err(e) => {
+                    return Checked::rejected(
+                        parse_violation(&repaired.text, &e),
+                        repaired.repairs,
+                    );
+                }
+            }
+        }
+    };
+    for coercion in &contract.coercions {
+        coercion.apply(&mut value, &mut repairs);
+    }
+    let violations = contract.validate(&value);
+    Checked {
+        value: Some(value),
+        violations,
+        repairs,
+    }
+}
+
+pub(crate) fn too_large(size: u64, limit: usize) -> Violation {
+    Violation::new(
+        "",
+        "too_large",
+        format!("the reply is {size} bytes; the contract accepts at most {limit} bytes"),
+    )
+}
+
+fn parse_violation(text: &str, error: &serde_json::Error) -> Violation {
+    let (line, column) = (error.line(), error.column());
+    let detail = error.to_string();
+    let message = if detail.contains("recursion limit") {
+        format!("the JSON nests deeper than 128 levels (line {line}, column {column})")
+    } else {
+        format!("the reply is not valid JSON even after repair: {detail}")
+    };
+    Violation::new("", "parse", message).with_found(around(text, line, column))
+}
+
+/// The text around 1-based `line`/`column` (a byte column, as serde_json counts).
+fn around(text: &str, line: usize, column: usize) -> String {
+    let Some(row) = text.split('\n').nth(line.saturating_sub(1)) else {
+        return String::new();
+    };
+    let mut at = column.saturating_sub(1).min(row.len());
+    while !row.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before: String = {
+        let chars: Vec<char> = row[..at]
+            .chars()
+            .rev()
+            .take(PARSE_QUOTE_CHARS / 2)
+            .collect();
+        chars.into_iter().rev().collect()
+    };
+    let after: String = row[at..].chars().take(PARSE_QUOTE_CHARS / 2).collect();
+    format!("{before}⟨here⟩{after}")
+}
+
+/// The last characters of a cut-off reply.
+fn tail(raw: &str) -> String {
+    let trimmed = raw.trim_end();
+    let chars: Vec<char> = trimmed.chars().rev().take(PARSE_QUOTE_CHARS).collect();
+    let mut out: String = chars.into_iter().rev().collect();
+    if out.len() < trimmed.len() {
+        out.insert(0, '…');
+    }
+    out
+}

@@ -1,0 +1,234 @@
+//! [`Contract`]: a named definition of a valid reply, and [`Checked`], the result of checking one.
+//!
+//! A contract gives three things: [`Contract::instructions`] (the text for the system prompt),
+//! [`Contract::check`] (raw reply → repaired, parsed, coerced, validated value with violations
+//! and repairs) and [`Contract::feedback`] (the bounded retry message built from a failed check).
+//! All three are pure: no I/O, no clock, same input → same output.
+
+use crate::coerce::Coercion;
+use crate::context::Context;
+use crate::error::ContractError;
+use crate::manifest::DEFAULT_MAX_BYTES;
+use crate::report::{Repair, Violation};
+use crate::rules::Rule;
+use crate::schema::Schema;
+use serde::Serialize;
+use serde_json::Value;
+
+/// How a contract's replies are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A JSON document (lenient repair, then JSON parse).
+    Json,
+}
+
+impl Kind {
+    /// The manifest name of the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Json => "json",
+        }
+    }
+}
+
+/// Size limits a contract enforces on replies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest reply accepted, in bytes.
+    pub max_bytes: usize,
+}
+
+/// A loaded, validated contract.
+#[derive(Debug)]
+pub struct Contract {
+    pub(crate) name: String,
+    pub(crate) version: semver::Version,
+    pub(crate) kind: Kind,
+    pub(crate) description: String,
+    pub(crate) origin: String,
+    pub(crate) schema: Schema,
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) coercions: Vec<Coercion>,
+    pub(crate) example: Option<Value>,
+    /// Schema and example as compact JSON text in the author's key order, for the prompt.
+    pub(crate) schema_text: String,
+    pub(crate) example_text: Option<String>,
+    pub(crate) guidance: String,
+    pub(crate) limits: Limits,
+}
+
+/// The outcome of checking one reply.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Checked {
+    /// The parsed (repaired, coerced) value, when the reply could be read at all — also when it
+    /// then broke the schema or a rule.
+    pub value: Option<Value>,
+    /// Every way the reply breaks the contract; empty means valid.
+    pub violations: Vec<Violation>,
+    /// Every change made to read it.
+    pub repairs: Vec<Repair>,
+}
+
+impl Checked {
+    /// True when the reply meets the contract (possibly after repairs).
+    pub fn is_valid(&self) -> bool {
+        self.violations.is_empty() && self.value.is_some()
+    }
+
+    pub(crate) fn rejected(violation: Violation, repairs: Vec<Repair>) -> Self {
+        Self {
+            value: None,
+            violations: vec![violation],
+            repairs,
+        }
+    }
+}
+
+impl Contract {
+    /// A contract made from an ad-hoc JSON Schema (`bridle check --schema`, `response_format`):
+    /// no rules, no coercions, no example.
+    pub fn from_schema(name: &str, schema: Value) -> Result<Self, ContractError> {
+        let text = schema.to_string();
+        Self::from_parsed_schema(name, schema, text)
+    }
+
+    /// Like [`Contract::from_schema`], from the schema's JSON text (its key order is kept in the
+    /// prompt).
+    pub fn from_schema_text(name: &str, text: &str) -> Result<Self, ContractError> {
+        let schema: Value = serde_json::from_str(text).map_err(|e| ContractError::NotJson {
+            origin: format!("schema:{name}"),
+            file: name.to_owned(),
+            message: e.to_string(),
+        })?;
+        Self::from_parsed_schema(name, schema, crate::instructions::minify(text))
+    }
+
+    fn from_parsed_schema(
+        name: &str,
+        schema: Value,
+        schema_text: String,
+    ) -> Result<Self, ContractError> {
+        let schema = Schema::compile(schema, &[]).map_err(|source| ContractError::Schema {
+            origin: format!("schema:{name}"),
+            file: name.to_owned(),
+            source,
+        })?;
+        Ok(Self {
+            name: name.to_owned(),
+            version: semver::Version::new(0, 0, 0),
+            kind: Kind::Json,
+            description: String::new(),
+            origin: format!("schema:{name}"),
+            schema,
+            rules: Vec::new(),
+            coercions: Vec::new(),
+            example: None,
+            schema_text,
+            example_text: None,
+            guidance: String::new(),
+            limits: Limits {
+                max_bytes: DEFAULT_MAX_BYTES,
+            },
+        })
+    }
+
+    /// The contract's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The contract's semantic version.
+    pub fn version(&self) -> &semver::Version {
+        &self.version
+    }
+
+    /// How replies are read.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// One-line description from the manifest.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// Where the contract was loaded from (`builtin:NAME`, a directory, `schema:NAME`).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The compiled JSON Schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The declared rules.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The example reply, if the manifest has one.
+    pub fn example(&self) -> Option<&Value> {
+        self.example.as_ref()
+    }
+
+    /// Size limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Validates an already-parsed value: schema, then declared rules.
+    pub fn validate(&self, value: &Value) -> Vec<Violation> {
+        let mut violations = if self.schema.is_valid(value) {
+            Vec::new()
+        } else {
+            self.schema.violations(value)
+        };
+        for rule in &self.rules {
+            rule.check(value, &mut violations);
+        }
+        violations
+    }
+
+    /// Checks a raw reply: size and emptiness, repair, parse, coercions, schema, rules.
+    pub fn check(&self, raw: &str, context: &Context) -> Checked {
+        crate::check::check(self, raw, context)
+    }
+
+    /// Checks a raw reply given as bytes; bytes that are not UTF-8 are a violation.
+    pub fn check_bytes(&self, raw: &[u8], context: &Context) -> Checked {
+        match std::str::from_utf8(raw) {
+            Ok(text) => self.check(text, context),
+            Err(e) => Checked::rejected(
+                Violation::new(
+                    "",
+                    "encoding",
+                    format!(
+                        "the reply is not valid UTF-8 text (invalid byte at offset {})",
+                        e.valid_up_to()
+                    ),
+                ),
+                Vec::new(),
+            ),
+        }
+    }
+
+    /// The result for a reply of `size` bytes that is over the limit, without reading it.
+    pub fn too_large(&self, size: u64) -> Checked {
+        Checked::rejected(
+            crate::check::too_large(size, self.limits.max_bytes),
+            Vec::new(),
+        )
+    }
+
+    /// The text for the system prompt: the schema, the rules, the guidance and one example.
+    pub fn instructions(&self, context: &Context) -> String {
+        crate::instructions::render(self, context)
+    }
+
+    /// The retry message for a failed check (empty for a valid one).
+    pub fn feedback(&self, checked: &Checked) -> String {
+        crate::feedback::render(self, checked)
+    }
+}

@@ -1,0 +1,84 @@
+//! The instructions text a contract puts into the system prompt: what to output, the JSON
+//! Schema, the declared rules in words, the contract's own guidance and one example.
+//! Compact (schema and example minified) and deterministic (no maps with random order, no
+//! clock), so prompts can be cached and snapshot-tested.
+
+use crate::context::Context;
+use crate::contract::Contract;
+use std::fmt::Write as _;
+
+pub(crate) fn render(contract: &Contract, _context: &Context) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Reply with a single JSON value that meets the contract \"{}\" (version {}).",
+        contract.name, contract.version
+    );
+    out.push_str(
+        "Output only the JSON: no code fences, no comments, no text before or after it.\n",
+    );
+    let _ = write!(
+        out,
+        "\nJSON Schema ({}) of the reply:\n",
+        contract.schema.draft_name()
+    );
+    out.push_str(&contract.schema_text);
+    out.push('\n');
+    if !contract.rules.is_empty() {
+        out.push_str("\nRules the schema cannot express:\n");
+        for rule in &contract.rules {
+            let _ = writeln!(out, "- {}", rule.describe());
+        }
+    }
+    if !contract.guidance.is_empty() {
+        out.push_str("\nGuidance:\n");
+        out.push_str(&contract.guidance);
+        out.push('\n');
+    }
+    if let Some(example) = &contract.example_text {
+        out.push_str("\nExample of a valid reply:\n");
+        out.push_str(example);
+        out.push('\n');
+    }
+    out
+}
+
+/// `text` (valid JSON) without the whitespace between tokens; strings and key order untouched.
+pub(crate) fn minify(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in text.chars() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if !matches!(c, ' ' | '\t' | '\n' | '\r') {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::minify;
+
+    #[test]
+    fn minify_keeps_strings_and_order() {
+        let text = "{\n  \"z\": \"a b\\\" c\",\n  \"a\": [1, 2]\n}";
+        assert_eq!(minify(text), "{\"z\":\"a b\\\" c\",\"a\":[1,2]}");
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&minify(text)).unwrap(),
+            value
+        );
+    }
+}

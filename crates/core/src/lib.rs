@@ -1,0 +1,42 @@
+//! Bridle's contract core: everything that decides whether an LLM reply meets its contract,
+//! with no I/O, no async and no clock.
+//!
+//! A [`Contract`] (loaded from a manifest plus JSON Schema files, see [`manifest`]) gives
+//! [`Contract::instructions`] for the prompt, [`Contract::check`] for a reply — repair, parse,
+//! coercions, JSON Schema, declared rules → [`Checked`] — and [`Contract::feedback`] for a retry.
+//! [`Contracts`] holds the built-in contracts and any the user adds.
+//!
+//! ```
+//! use bridle_core::{Contracts, Context};
+//!
+//! let contracts = Contracts::builtin().unwrap();
+//! let contract = contracts.get("selfhelp-response").unwrap();
+//! let checked = contract.check("```json\n{\"type\": \"response\"}\n```", &Context::new());
+//! assert!(!checked.is_valid());
+//! assert_eq!(checked.repairs[0].kind, "code_fence");
+//! assert!(checked.violations.iter().any(|v| v.rule == "required"));
+//! println!("{}", contract.feedback(&checked));
+//! ```
+
+mod check;
+pub mod coerce;
+pub mod context;
+pub mod contract;
+pub mod error;
+mod feedback;
+mod instructions;
+pub mod manifest;
+pub mod pointer;
+pub mod registry;
+pub mod repair;
+pub mod report;
+pub mod rules;
+pub mod schema;
+
+pub use context::Context;
+pub use contract::{Checked, Contract, Kind};
+pub use error::ContractError;
+pub use feedback::{MAX_CHARS as MAX_FEEDBACK_CHARS, MAX_ITEMS as MAX_FEEDBACK_ITEMS};
+pub use registry::Contracts;
+pub use repair::{Repaired, RootHint, repair};
+pub use report::{Repair, Violation};

@@ -1,0 +1,378 @@
+//! [`Manifest`]: the raw, serde-read form of a contract's `manifest.toml`, and [`load`], which
+//! turns it and the files it names into a validated [`Contract`].
+//!
+//! ```toml
+//! name = "selfhelp-response"        # lowercase letters, digits, '-', '_', '.'
+//! version = "1.0.0"                 # semantic version
+//! kind = "json"
+//! description = "…"
+//! schema = "schema.json"            # the root JSON Schema
+//! schemas = ["defs.json"]           # other files `$ref` may point to (optional)
+//! example = "example.json"          # one valid reply, shown in the prompt (optional)
+//! instructions = "…"                # contract-specific guidance for the prompt (optional)
+//! max_bytes = 4194304               # largest reply accepted (optional)
+//!
+//! [[rules]]
+//! kind = "unique"                   # or "less_than", "implies"
+//! path = "/content/form/fields/*/id"
+//!
+//! [[coercions]]
+//! kind = "wrap_string"              # or "rename_key"
+//! path = "/content/suggestions/*"
+//! key = "text"
+//! ```
+
+use crate::coerce::Coercion;
+use crate::contract::{Contract, Kind, Limits};
+use crate::error::ContractError;
+use crate::pointer::PathPattern;
+use crate::rules::{Condition, Rule};
+use crate::schema::Schema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The manifest as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    name: String,
+    version: String,
+    kind: String,
+    #[serde(default)]
+    description: String,
+    schema: String,
+    #[serde(default)]
+    schemas: Vec<String>,
+    example: Option<String>,
+    #[serde(default)]
+    instructions: String,
+    max_bytes: Option<usize>,
+    #[serde(default)]
+    rules: Vec<RuleSpec>,
+    #[serde(default)]
+    coercions: Vec<CoercionSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum RuleSpec {
+    Unique {
+        path: String,
+        scope: Option<String>,
+        message: Option<String>,
+    },
+    LessThan {
+        scope: String,
+        lesser: String,
+        greater: String,
+        #[serde(default)]
+        allow_equal: bool,
+        message: Option<String>,
+    },
+    Implies {
+        scope: Option<String>,
+        when: ConditionSpec,
+        then: ConditionSpec,
+        message: Option<String>,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConditionSpec {
+    path: String,
+    equals: Option<toml::Value>,
+    one_of: Option<Vec<toml::Value>>,
+    present: Option<bool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum CoercionSpec {
+    WrapString {
+        path: String,
+        key: String,
+    },
+    RenameKey {
+        path: String,
+        from: String,
+        to: String,
+    },
+}
+
+/// Reads files of one contract (a directory on disk, or one embedded in the binary).
+pub trait ContractFiles {
+    /// Where the contract comes from, for messages (`builtin:NAME` or a directory path).
+    fn origin(&self) -> String;
+    /// The bytes of `file`, a path relative to the contract's directory.
+    fn read(&self, file: &str) -> Result<Vec<u8>, std::io::Error>;
+}
+
+/// The default and largest reply size accepted: 4 MiB unless the manifest says otherwise.
+pub const DEFAULT_MAX_BYTES: usize = 4 * 1024 * 1024;
+
+/// Reads `manifest.toml` and everything it names from `files`, and builds the contract.
+pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
+    let origin = files.origin();
+    let text = read_text(files, "manifest.toml")?;
+    let manifest: Manifest = toml::from_str(&text).map_err(|e| ContractError::Manifest {
+        origin: origin.clone(),
+        message: e.to_string(),
+    })?;
+    let invalid = |message: String| ContractError::Invalid {
+        origin: origin.clone(),
+        message,
+    };
+
+    if !valid_name(&manifest.name) {
+        return Err(invalid(format!(
+            "name {:?} must be 1-64 characters of lowercase letters, digits, '-', '_' or '.'",
+            manifest.name
+        )));
+    }
+    let version = semver::Version::parse(&manifest.version).map_err(|e| {
+        invalid(format!(
+            "version {:?} is not a semantic version: {e}",
+            manifest.version
+        ))
+    })?;
+    let kind = match manifest.kind.as_str() {
+        "json" => Kind::Json,
+        other => {
+            return Err(invalid(format!(
+                "kind {other:?} is not supported by this build (known kinds: json)"
+            )));
+        }
+    };
+
+    let mut resources = Vec::new();
+    for file in &manifest.schemas {
+        resources.push((format!("json-schema:///{file}"), read_json(files, file)?));
+    }
+    let (root, schema_text) = read_json_text(files, &manifest.schema)?;
+    let schema = Schema::compile(root, &resources).map_err(|source| ContractError::Schema {
+        origin: origin.clone(),
+        file: manifest.schema.clone(),
+        source,
+    })?;
+
+    let rules = manifest
+        .rules
+        .into_iter()
+        .map(|r| rule(r).map_err(&invalid))
+        .collect::<Result<Vec<_>, _>>()?;
+    let coercions = manifest
+        .coercions
+        .into_iter()
+        .map(|c| coercion(c).map_err(&invalid))
+        .collect::<Result<Vec<_>, _>>()?;
+    let (example, example_text) = match &manifest.example {
+        Some(file) => {
+            let (value, text) = read_json_text(files, file)?;
+            (Some(value), Some(text))
+        }
+        None => (None, None),
+    };
+    let limits = Limits {
+        max_bytes: manifest.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
+    };
+    if limits.max_bytes == 0 {
+        return Err(invalid("max_bytes must be greater than 0".into()));
+    }
+
+    let contract = Contract {
+        name: manifest.name,
+        version,
+        kind,
+        description: manifest.description,
+        origin: origin.clone(),
+        schema,
+        rules,
+        coercions,
+        example,
+        schema_text,
+        example_text,
+        guidance: manifest.instructions.trim().to_owned(),
+        limits,
+    };
+    if let Some(example) = &contract.example {
+        let broken = contract.validate(example);
+        if let Some(first) = broken.first() {
+            return Err(invalid(format!(
+                "the example does not meet the contract: at {} ({}): {}",
+                crate::schema::display_pointer(&first.path),
+                first.rule,
+                first.message
+            )));
+        }
+    }
+    Ok(contract)
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name.bytes().all(|b| {
+            b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'-' | b'_' | b'.')
+        })
+        && name.as_bytes()[0].is_ascii_alphanumeric()
+}
+
+/// Only plain relative paths inside the contract's directory may be named.
+fn check_file_name(files: &dyn ContractFiles, file: &str) -> Result<(), ContractError> {
+    let bad = file.is_empty()
+        || file.starts_with('/')
+        || file.contains('\\')
+        || file.split('/').any(|part| part == ".." || part.is_empty());
+    if bad {
+        return Err(ContractError::Invalid {
+            origin: files.origin(),
+            message: format!(
+                "file name {file:?} must be a relative path inside the contract's directory"
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn read_text(files: &dyn ContractFiles, file: &str) -> Result<String, ContractError> {
+    check_file_name(files, file)?;
+    let bytes = files.read(file).map_err(|source| ContractError::Read {
+        origin: files.origin(),
+        file: file.to_owned(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| ContractError::Invalid {
+        origin: files.origin(),
+        message: format!(
+            "{file} is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ),
+    })
+}
+
+fn read_json(files: &dyn ContractFiles, file: &str) -> Result<Value, ContractError> {
+    read_json_text(files, file).map(|(value, _)| value)
+}
+
+/// The parsed file and its compact text in the author's key order.
+fn read_json_text(files: &dyn ContractFiles, file: &str) -> Result<(Value, String), ContractError> {
+    let text = read_text(files, file)?;
+    let value = serde_json::from_str(&text).map_err(|e| ContractError::NotJson {
+        origin: files.origin(),
+        file: file.to_owned(),
+        message: e.to_string(),
+    })?;
+    Ok((value, crate::instructions::minify(&text)))
+}
+
+fn pattern(source: &str, absolute: bool) -> Result<PathPattern, String> {
+    let parsed = if absolute {
+        PathPattern::absolute(source)
+    } else {
+        PathPattern::relative(source)
+    };
+    parsed.map_err(|e| e.to_string())
+}
+
+fn rule(spec: RuleSpec) -> Result<Rule, String> {
+    Ok(match spec {
+        RuleSpec::Unique {
+            path,
+            scope,
+            message,
+        } => Rule::Unique {
+            path: pattern(&path, scope.is_none())?,
+            scope: scope.as_deref().map(|s| pattern(s, true)).transpose()?,
+            note: message,
+        },
+        RuleSpec::LessThan {
+            scope,
+            lesser,
+            greater,
+            allow_equal,
+            message,
+        } => {
+            if lesser.is_empty() || greater.is_empty() || lesser == greater {
+                return Err(format!(
+                    "less_than needs two different member names, got {lesser:?} and {greater:?}"
+                ));
+            }
+            Rule::LessThan {
+                scope: pattern(&scope, true)?,
+                lesser,
+                greater,
+                allow_equal,
+                note: message,
+            }
+        }
+        RuleSpec::Implies {
+            scope,
+            when,
+            then,
+            message,
+        } => {
+            let absolute = scope.is_none();
+            let (when_path, when) = condition(when, absolute)?;
+            let (then_path, then) = condition(then, absolute)?;
+            Rule::Implies {
+                scope: scope.as_deref().map(|s| pattern(s, true)).transpose()?,
+                when_path,
+                when,
+                then_path,
+                then,
+                note: message,
+            }
+        }
+    })
+}
+
+fn condition(spec: ConditionSpec, absolute: bool) -> Result<(PathPattern, Condition), String> {
+    let path = pattern(&spec.path, absolute)?;
+    if path.as_str().split('/').any(|s| s == "*") {
+        return Err(format!(
+            "condition path {:?} must name one place (no '*'); use a scope",
+            spec.path
+        ));
+    }
+    let to_json = |v: toml::Value| serde_json::to_value(v).map_err(|e| e.to_string());
+    let condition = match (spec.equals, spec.one_of, spec.present) {
+        (Some(v), None, None) => Condition::Equals(to_json(v)?),
+        (None, Some(list), None) if !list.is_empty() => {
+            Condition::OneOf(list.into_iter().map(to_json).collect::<Result<_, _>>()?)
+        }
+        (None, None, Some(present)) => Condition::Present(present),
+        _ => {
+            return Err(format!(
+                "condition on {:?} must set exactly one of equals, one_of (non-empty) or present",
+                spec.path
+            ));
+        }
+    };
+    Ok((path, condition))
+}
+
+fn coercion(spec: CoercionSpec) -> Result<Coercion, String> {
+    Ok(match spec {
+        CoercionSpec::WrapString { path, key } => {
+            if key.is_empty() {
+                return Err("wrap_string needs a non-empty key".into());
+            }
+            Coercion::WrapString {
+                path: pattern(&path, true)?,
+                key,
+            }
+        }
+        CoercionSpec::RenameKey { path, from, to } => {
+            if from.is_empty() || to.is_empty() || from == to {
+                return Err(format!(
+                    "rename_key needs two different non-empty names, got {from:?} and {to:?}"
+                ));
+            }
+            Coercion::RenameKey {
+                path: pattern(&path, true)?,
+                from,
+                to,
+            }
+        }
+    })
+}

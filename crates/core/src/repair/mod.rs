@@ -1,0 +1,86 @@
+//! [`repair`]: turns an LLM's almost-JSON reply into JSON that `serde_json` can parse, naming
+//! every change as a [`Repair`] and reporting a cut-off reply as a [`Truncation`].
+//!
+//! Text that already parses is returned unchanged. Otherwise the JSON is looked for, in order:
+//! at the start of the reply when it begins with `{` or `[`; inside each Markdown code fence;
+//! then at each `{`/`[` of the text (a bounded number of them). The search (`search.rs`) hands
+//! each start to the token-level fixer (`fixer.rs`, with `string.rs` and `scalar.rs`), and the
+//! first result that parses, and whose root is what the [`RootHint`] asks for, wins. Starts
+//! that lie inside a value an earlier start already read are skipped, so an inner object is
+//! never taken for the answer, and the total work stays linear in the length of the reply.
+
+mod extract;
+mod fixer;
+mod output;
+mod scalar;
+mod search;
+mod string;
+mod tally;
+#[cfg(test)]
+mod tests;
+
+use crate::report::Repair;
+use search::Search;
+use tally::{Kind, Tally};
+
+/// What the contract expects at the root, used to pick the JSON inside prose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RootHint {
+    /// Any JSON value.
+    #[default]
+    Any,
+    /// An object (`{…}`).
+    Object,
+    /// An array (`[…]`).
+    Array,
+}
+
+/// Where and how a reply was cut off.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Truncation {
+    /// JSON pointer of the value being written when the text ended.
+    pub path: String,
+    /// What was cut, in words.
+    pub message: String,
+}
+
+/// The result of [`repair`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repaired {
+    /// The repaired text (the best candidate); it may still fail to parse.
+    pub text: String,
+    /// One entry per kind of change, in first-applied order; `count` is how often it applied.
+    pub repairs: Vec<Repair>,
+    /// Set when the reply was cut off.
+    pub truncated: Option<Truncation>,
+    /// False when nothing that could start JSON (`{`, `[`, a code fence) was found.
+    pub found_json: bool,
+}
+
+/// Repairs an almost-JSON reply. Text that already parses is returned unchanged.
+pub fn repair(raw: &str, hint: RootHint) -> Repaired {
+    if parses(raw) {
+        return Repaired {
+            text: raw.to_owned(),
+            repairs: Vec::new(),
+            truncated: None,
+            found_json: true,
+        };
+    }
+    let mut seed = Tally::default();
+    let text = match raw.strip_prefix('\u{feff}') {
+        Some(rest) => {
+            seed.bump(Kind::Bom);
+            rest
+        }
+        None => raw,
+    };
+    let mut search = Search::new(text, hint);
+    search.run();
+    search.finish(seed)
+}
+
+/// Whether `text` is JSON as `serde_json` reads it (into a `Value`, the contract's test).
+fn parses(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text).is_ok()
+}

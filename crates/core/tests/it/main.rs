@@ -1,0 +1,27 @@
+//! Integration tests of the contract core: fixture files for every rule, repair and coercion of
+//! the built-in `selfhelp-response` contract, contract loading, snapshots of the prompt and the
+//! feedback, and property tests.
+
+#![allow(clippy::unwrap_used)]
+
+mod fixtures;
+mod loading;
+mod properties;
+mod snapshots;
+
+use bridle_core::{Contract, Contracts};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+pub fn selfhelp() -> Arc<Contract> {
+    Contracts::builtin()
+        .expect("built-in contracts load")
+        .get("selfhelp-response")
+        .expect("selfhelp-response exists")
+}
+
+pub fn fixture_dir(sub: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(sub)
+}
