@@ -81,12 +81,7 @@ fn report_text(contract: &Contract, checked: &Checked) -> String {
     if !checked.repairs.is_empty() {
         out.push_str("repairs:\n");
         for r in &checked.repairs {
-            let at = r
-                .path
-                .as_deref()
-                .map(|p| format!(" at {p}"))
-                .unwrap_or_default();
-            out.push_str(&format!("  {}{at} ×{}: {}\n", r.kind, r.count, r.message));
+            out.push_str(&format!("  {}\n", repair_line(r)));
         }
     }
     if !checked.violations.is_empty() {
@@ -101,4 +96,14 @@ fn report_text(contract: &Contract, checked: &Checked) -> String {
         }
     }
     out
+}
+
+/// One repair in words: `kind[ at /path] ×count: message`.
+pub fn repair_line(r: &Repair) -> String {
+    let at = r
+        .path
+        .as_deref()
+        .map(|p| format!(" at {p}"))
+        .unwrap_or_default();
+    format!("{}{at} ×{}: {}", r.kind, r.count, r.message)
 }

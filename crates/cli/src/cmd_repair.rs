@@ -45,12 +45,7 @@ pub fn run(dirs: &[PathBuf], args: RepairArgs) -> Result<Outcome> {
     };
     let checked = contract.check_bytes(&bytes, &Context::new());
     for r in &checked.repairs {
-        let at = r
-            .path
-            .as_deref()
-            .map(|p| format!(" at {p}"))
-            .unwrap_or_default();
-        eprintln!("repair: {}{at} ×{}: {}", r.kind, r.count, r.message);
+        eprintln!("repair: {}", crate::cmd_check::repair_line(r));
     }
     let Some(value) = &checked.value else {
         let mut unreadable = checked

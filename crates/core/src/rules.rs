@@ -35,27 +35,25 @@ impl Condition {
         }
     }
 
+    /// The condition as a predicate: `is "x"`, `is one of …`, `is present`.
     fn describe(&self) -> String {
-        match self {
-            Self::Equals(v) => format!("is {v}"),
-            Self::OneOf(options) => {
-                let list: Vec<String> = options.iter().map(Value::to_string).collect();
-                format!("is one of {}", list.join(", "))
-            }
-            Self::Present(true) => "is present".to_owned(),
-            Self::Present(false) => "is absent".to_owned(),
-        }
+        self.phrase("is")
     }
 
+    /// The condition as a demand: `must be "x"`, `must be one of …`, `must be present`.
     fn expectation(&self) -> String {
+        self.phrase("must be")
+    }
+
+    fn phrase(&self, verb: &str) -> String {
         match self {
-            Self::Equals(v) => format!("must be {v}"),
+            Self::Equals(v) => format!("{verb} {v}"),
             Self::OneOf(options) => {
                 let list: Vec<String> = options.iter().map(Value::to_string).collect();
-                format!("must be one of {}", list.join(", "))
+                format!("{verb} one of {}", list.join(", "))
             }
-            Self::Present(true) => "must be present".to_owned(),
-            Self::Present(false) => "must be absent".to_owned(),
+            Self::Present(true) => format!("{verb} present"),
+            Self::Present(false) => format!("{verb} absent"),
         }
     }
 }

@@ -215,6 +215,14 @@ fn plural(n: u64, one: &str, many: &str) -> String {
     }
 }
 
+/// `expected at least 2 items, found 1`.
+fn bound(relation: &str, limit: u64, unit: &str, found: usize) -> String {
+    format!(
+        "expected {relation} {}, found {found}",
+        plural(limit, unit, &format!("{unit}s"))
+    )
+}
+
 fn message(kind: &ValidationErrorKind, instance: &Value) -> String {
     let found = type_name(instance);
     match kind {
@@ -238,55 +246,29 @@ fn message(kind: &ValidationErrorKind, instance: &Value) -> String {
         ValidationErrorKind::Constant { expected_value } => {
             format!("expected {expected_value}, found {}", quote(instance))
         }
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
+        ValidationErrorKind::AdditionalProperties { unexpected }
+        | ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            let noun = if unexpected.len() == 1 {
+                "property"
+            } else {
+                "properties"
+            };
             format!(
-                "unexpected {} {} (not allowed here)",
-                if unexpected.len() == 1 {
-                    "property"
-                } else {
-                    "properties"
-                },
-                quoted_list(unexpected)
-            )
-        }
-        ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-            format!(
-                "unexpected {} {} (not allowed here)",
-                if unexpected.len() == 1 {
-                    "property"
-                } else {
-                    "properties"
-                },
+                "unexpected {noun} {} (not allowed here)",
                 quoted_list(unexpected)
             )
         }
         ValidationErrorKind::MinItems { limit } => {
-            format!(
-                "expected at least {}, found {}",
-                plural(*limit, "item", "items"),
-                array_len(instance)
-            )
+            bound("at least", *limit, "item", array_len(instance))
         }
         ValidationErrorKind::MaxItems { limit } => {
-            format!(
-                "expected at most {}, found {}",
-                plural(*limit, "item", "items"),
-                array_len(instance)
-            )
+            bound("at most", *limit, "item", array_len(instance))
         }
         ValidationErrorKind::MinLength { limit } => {
-            format!(
-                "expected at least {}, found {}",
-                plural(*limit, "character", "characters"),
-                str_len(instance)
-            )
+            bound("at least", *limit, "character", str_len(instance))
         }
         ValidationErrorKind::MaxLength { limit } => {
-            format!(
-                "expected at most {}, found {}",
-                plural(*limit, "character", "characters"),
-                str_len(instance)
-            )
+            bound("at most", *limit, "character", str_len(instance))
         }
         ValidationErrorKind::Minimum { limit } => {
             format!("must be at least {limit}, found {instance}")
