@@ -25,16 +25,29 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 step "tests"
 # Snapshots are compared, never rewritten, here.
 export INSTA_UPDATE=no
-cargo nextest run --workspace --locked --no-fail-fast
-cargo test --workspace --doc --locked
+log="$(mktemp)"
+trap 'rm -f "$log" "$log.fuzz"' EXIT
+cargo nextest run --workspace --locked --no-fail-fast 2>&1 | tee -a "$log"
+cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
+# Count what ran: nextest's summary plus each doc-test result line.
+unit=$(grep -oE 'tests run: [0-9]+ passed' "$log" | grep -oE '[0-9]+' | tail -n 1)
+doc=$(grep -oE 'test result: ok\. [0-9]+ passed' "$log" | grep -oE '[0-9]+ passed' | awk '{s += $1} END {print s + 0}')
+total=$(( ${unit:-0} + ${doc:-0} ))
 
 if [ "$fuzz_seconds" != "0" ]; then
   step "fuzz (${fuzz_seconds}s per target)"
   # cargo-fuzz needs unstable compiler flags; the stable toolchain allows them this way.
   for target in $(cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz list); do
-    RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz --sanitizer none "$target" -- \
-      -max_total_time="$fuzz_seconds" -max_len=65536 -rss_limit_mb=2048
+    # libFuzzer logs every new input; keep its log and show the end (all of it on a failure).
+    if ! RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir fuzz --sanitizer none "$target" -- \
+      -max_total_time="$fuzz_seconds" -max_len=65536 -rss_limit_mb=2048 >"$log.fuzz" 2>&1; then
+      tail -n 60 "$log.fuzz"
+      echo "fuzz target $target failed (artifacts in fuzz/artifacts/$target)"
+      exit 1
+    fi
+    grep -E '^Done [0-9]+ runs' "$log.fuzz" | sed "s/^/$target: /"
   done
 fi
 
-step "all tests passed"
+step "done"
+echo "tests: ${total} passed, 0 failed"

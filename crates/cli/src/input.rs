@@ -2,7 +2,7 @@
 //! `limit + 1` bytes are kept; a larger input is reported by size, never loaded.
 
 use anyhow::{Context as _, Result, bail};
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 /// A reply as read.
@@ -17,10 +17,8 @@ pub enum Reply {
 /// Reads `source` (`None` or `-` for standard input), keeping at most `limit` bytes.
 pub fn read_reply(source: Option<&Path>, limit: usize) -> Result<Reply> {
     match source {
-        None => read_limited(std::io::stdin().lock(), limit, "standard input"),
-        Some(path) if path == Path::new("-") => {
-            read_limited(std::io::stdin().lock(), limit, "standard input")
-        }
+        None => read_stdin(limit),
+        Some(path) if path == Path::new("-") => read_stdin(limit),
         Some(path) => {
             let meta = std::fs::metadata(path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
@@ -35,6 +33,16 @@ pub fn read_reply(source: Option<&Path>, limit: usize) -> Result<Reply> {
             read_limited(file, limit, &path.display().to_string())
         }
     }
+}
+
+fn read_stdin(limit: usize) -> Result<Reply> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        eprintln!(
+            "bridle: reading the reply from the terminal; end it with Ctrl-D (or pass a FILE)"
+        );
+    }
+    read_limited(stdin.lock(), limit, "standard input")
 }
 
 fn read_limited(reader: impl Read, limit: usize, name: &str) -> Result<Reply> {
