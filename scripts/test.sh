@@ -16,6 +16,17 @@ if [ "$fuzz_seconds" != "0" ] && ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install --locked cargo-fuzz
 fi
 
+step "services"
+# The store tests use the real PostgreSQL on 127.0.0.1:5432 (database "test", trust auth).
+if [ -z "${BRIDLE_TEST_POSTGRES_URL:-}" ]; then
+  if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    echo "PostgreSQL is not answering on 127.0.0.1:5432; trying to start it"
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n 1)" main start || true
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+  pg_isready -h 127.0.0.1 -p 5432
+fi
+
 step "format"
 cargo fmt --all -- --check
 

@@ -7,6 +7,7 @@
 mod cmd_check;
 mod cmd_contracts;
 mod cmd_eval;
+mod cmd_mock;
 mod cmd_prompt;
 mod cmd_repair;
 mod input;
@@ -50,6 +51,9 @@ enum Command {
     Contracts(cmd_contracts::ContractsArgs),
     /// Check a file of replies (one per line) and summarise: valid, repaired, invalid.
     Eval(cmd_eval::EvalArgs),
+    /// Run the mock LLM as an OpenAI/Anthropic-compatible HTTP server.
+    #[command(name = "mock-llm")]
+    MockLlm(cmd_mock::MockArgs),
 }
 
 /// Which contract a command uses: a named one or an ad-hoc JSON Schema file.
@@ -81,6 +85,7 @@ fn main() -> ExitCode {
         Command::Prompt(args) => cmd_prompt::run(&cli.contracts, args),
         Command::Contracts(args) => cmd_contracts::run(&cli.contracts, args),
         Command::Eval(args) => cmd_eval::run(&cli.contracts, args),
+        Command::MockLlm(args) => cmd_mock::run(&cli.contracts, args),
     };
     match result {
         Ok(Outcome::Met) => ExitCode::SUCCESS,

@@ -8,6 +8,7 @@
 use crate::coerce::Coercion;
 use crate::context::Context;
 use crate::error::ContractError;
+use crate::fallback::Fallback;
 use crate::manifest::DEFAULT_MAX_BYTES;
 use crate::report::{Repair, Violation};
 use crate::rules::Rule;
@@ -54,6 +55,7 @@ pub struct Contract {
     /// Schema and example as compact JSON text in the author's key order, for the prompt.
     pub(crate) schema_text: String,
     pub(crate) example_text: Option<String>,
+    pub(crate) fallback: Option<Fallback>,
     pub(crate) guidance: String,
     pub(crate) limits: Limits,
 }
@@ -126,6 +128,7 @@ impl Contract {
             example: None,
             schema_text,
             example_text: None,
+            fallback: None,
             guidance: String::new(),
             limits: Limits {
                 max_bytes: DEFAULT_MAX_BYTES,
@@ -225,6 +228,20 @@ impl Contract {
     /// The text for the system prompt: the schema, the rules, the guidance and one example.
     pub fn instructions(&self, context: &Context) -> String {
         crate::instructions::render(self, context)
+    }
+
+    /// The reply to give when the attempts run out, carrying over what the manifest's
+    /// `[fallback]` names (the most severe safety assessment, …) from `attempts` — the parsed
+    /// values of the attempts that could be read. `None` when the contract has no fallback.
+    /// The result always meets the contract.
+    pub fn fallback(&self, attempts: &[&Value]) -> Option<Value> {
+        let fallback = self.fallback.as_ref()?;
+        Some(fallback.build(attempts, &self.rules, |v| self.validate(v).is_empty()))
+    }
+
+    /// True when the contract has a fallback reply.
+    pub fn has_fallback(&self) -> bool {
+        self.fallback.is_some()
     }
 
     /// The retry message for a failed check (empty for a valid one).

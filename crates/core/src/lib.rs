@@ -23,6 +23,7 @@ pub mod coerce;
 pub mod context;
 pub mod contract;
 pub mod error;
+pub mod fallback;
 mod feedback;
 mod instructions;
 pub mod manifest;

@@ -20,11 +20,19 @@
 //! kind = "wrap_string"              # or "rename_key"
 //! path = "/content/suggestions/*"
 //! key = "text"
+//!
+//! [fallback]                        # the reply when attempts run out (optional)
+//! reply = "fallback.json"           # a valid reply of the contract, checked at load
+//! [[fallback.carry]]                # copied from the attempts: the most severe one wins
+//! path = "/safety"
+//! rank = "/safety/danger_level"
+//! order = ["warning", "critical", "emergency"]
 //! ```
 
 use crate::coerce::Coercion;
 use crate::contract::{Contract, Kind, Limits};
 use crate::error::ContractError;
+use crate::fallback::{Carry, Fallback};
 use crate::pointer::PathPattern;
 use crate::rules::{Condition, Rule};
 use crate::schema::Schema;
@@ -51,6 +59,24 @@ pub struct Manifest {
     rules: Vec<RuleSpec>,
     #[serde(default)]
     coercions: Vec<CoercionSpec>,
+    fallback: Option<FallbackSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FallbackSpec {
+    reply: String,
+    #[serde(default)]
+    carry: Vec<CarrySpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CarrySpec {
+    path: String,
+    rank: Option<String>,
+    #[serde(default)]
+    order: Vec<toml::Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -173,6 +199,10 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         }
         None => (None, None),
     };
+    let fallback = match manifest.fallback {
+        Some(spec) => Some(fallback(files, spec).map_err(&invalid)?),
+        None => None,
+    };
     let limits = Limits {
         max_bytes: manifest.max_bytes.unwrap_or(DEFAULT_MAX_BYTES),
     };
@@ -192,6 +222,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         example,
         schema_text,
         example_text,
+        fallback,
         guidance: manifest.instructions.trim().to_owned(),
         limits,
     };
@@ -206,7 +237,40 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
             )));
         }
     }
+    if let Some(fallback) = &contract.fallback {
+        let broken = contract.validate(&fallback.reply);
+        if let Some(first) = broken.first() {
+            return Err(invalid(format!(
+                "the fallback reply does not meet the contract: at {} ({}): {}",
+                crate::schema::display_pointer(&first.path),
+                first.rule,
+                first.message
+            )));
+        }
+    }
     Ok(contract)
+}
+
+fn fallback(files: &dyn ContractFiles, spec: FallbackSpec) -> Result<Fallback, String> {
+    let reply = read_json(files, &spec.reply).map_err(|e| e.to_string())?;
+    let mut carry = Vec::new();
+    for c in spec.carry {
+        crate::fallback::check_path(&c.path)?;
+        if let Some(rank) = &c.rank {
+            crate::fallback::check_path(rank)?;
+        }
+        let order = c
+            .order
+            .into_iter()
+            .map(|v| serde_json::to_value(v).map_err(|e| e.to_string()))
+            .collect::<Result<Vec<_>, _>>()?;
+        carry.push(Carry {
+            path: c.path,
+            rank: c.rank,
+            order,
+        });
+    }
+    Ok(Fallback { reply, carry })
 }
 
 fn valid_name(name: &str) -> bool {

@@ -27,7 +27,7 @@ pub enum Condition {
 }
 
 impl Condition {
-    fn holds(&self, value: Option<&Value>) -> bool {
+    pub(crate) fn holds(&self, value: Option<&Value>) -> bool {
         match self {
             Self::Equals(expected) => value == Some(expected),
             Self::OneOf(options) => value.is_some_and(|v| options.contains(v)),

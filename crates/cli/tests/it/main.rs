@@ -5,6 +5,7 @@
 
 mod check;
 mod eval;
+mod mock_llm;
 mod other;
 
 use assert_cmd::Command;

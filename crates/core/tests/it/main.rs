@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod fallback;
 mod fixtures;
 mod loading;
 mod properties;

@@ -1,0 +1,82 @@
+//! `bridle mock-llm`: the built-in mock LLM as a standalone OpenAI- and Anthropic-compatible
+//! HTTP server (`/v1/chat/completions`, `/v1/messages`, streaming too) with a request log at
+//! `/_mock/requests` — for tests, benchmarks and front-end work without a model.
+
+use crate::{Outcome, setup};
+use anyhow::{Context as _, Result};
+use bridle_mock::{Fault, MockConfig, Script};
+use clap::Args;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct MockArgs {
+    /// Port to listen on (127.0.0.1 unless --host says otherwise); 0 picks a free one.
+    #[arg(long, default_value_t = 8090)]
+    port: u16,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: std::net::IpAddr,
+    /// Share of attempts given a fault, 0.0–1.0 (feedback that names the fault's path fixes it).
+    #[arg(long, default_value_t = 0.0)]
+    fault_rate: f64,
+    /// Faults to draw from (comma-separated: fence, prose, trailing_comma, wrong_key,
+    /// missing_required, wrong_enum, truncate, plain_text, http500, http429, slow,
+    /// broken_stream); default: all.
+    #[arg(long, value_delimiter = ',')]
+    faults: Vec<String>,
+    /// A JSON script of replies and faults per turn.
+    #[arg(long, value_name = "FILE")]
+    script: Option<PathBuf>,
+    /// Added to every reply, in milliseconds.
+    #[arg(long, default_value_t = 0)]
+    latency_ms: u64,
+    /// Seed of the mock's choices.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Require this API key (Authorization: Bearer or x-api-key); others get 401.
+    #[arg(long, value_name = "KEY", env = "BRIDLE_MOCK_API_KEY")]
+    require_api_key: Option<String>,
+}
+
+pub fn run(dirs: &[PathBuf], args: MockArgs) -> Result<Outcome> {
+    let contracts = setup::contracts(dirs)?;
+    let mut config = MockConfig {
+        seed: args.seed,
+        fault_rate: args.fault_rate,
+        latency_ms: args.latency_ms,
+        contracts,
+        ..MockConfig::default()
+    };
+    if !args.faults.is_empty() {
+        config.faults = args
+            .faults
+            .iter()
+            .map(|name| name.parse::<Fault>())
+            .collect::<Result<_, _>>()?;
+    }
+    if let Some(path) = &args.script {
+        config.script = Some(Script::load(path)?);
+    }
+    config.require_api_key = args.require_api_key;
+    config.validate()?;
+    let address = SocketAddr::new(args.host, args.port);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(address).await.with_context(|| format!("cannot listen on {address}"))?;
+        let bound = listener.local_addr()?;
+        eprintln!("bridle mock-llm listening on http://{bound}");
+        eprintln!("  OpenAI:    POST http://{bound}/v1/chat/completions   (base URL http://{bound}/v1)");
+        eprintln!("  Anthropic: POST http://{bound}/v1/messages");
+        eprintln!("  request log: GET http://{bound}/_mock/requests");
+        tokio::select! {
+            served = bridle_mock::serve(listener, config) => served.context("the mock server stopped")?,
+            _ = tokio::signal::ctrl_c() => eprintln!("bridle mock-llm: stopping"),
+        }
+        Ok::<_, anyhow::Error>(())
+    })?;
+    Ok(Outcome::Met)
+}

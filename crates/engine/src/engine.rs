@@ -1,0 +1,255 @@
+//! [`Engine`]: the façade the server and the CLI use — configuration, contracts, the store and
+//! one provider per model, and the operations on conversations (start one, send a message).
+
+use crate::config::{Config, ModelConfig, ProviderKind};
+use crate::providers::{
+    self, Anthropic, HttpSettings, OpenAi, OpenAiOptions, Provider, ProviderError,
+};
+use crate::store::{self, Conversation, ConversationStatus, NewConversation, Store, StoreError};
+use crate::turn::{TurnError, TurnInput, TurnOutcome, run_turn};
+use bridle_core::{Context, ContractError, Contracts};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Why an engine operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Loading contracts failed, or a contract name is unknown.
+    #[error(transparent)]
+    Contract(#[from] ContractError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A provider could not be set up.
+    #[error("provider setup: {0}")]
+    Provider(#[from] ProviderError),
+    /// No such conversation.
+    #[error("conversation {0} does not exist")]
+    NoConversation(String),
+    /// The conversation is blocked by the safety policy.
+    #[error("conversation {0} is blocked")]
+    Blocked(String),
+    /// No such model.
+    #[error("unknown model {name:?} (known: {known})")]
+    UnknownModel {
+        /// Requested.
+        name: String,
+        /// Configured models.
+        known: String,
+    },
+    /// The conversation's context is not a JSON object of strings.
+    #[error("conversation context must be a JSON object; {0}")]
+    BadContext(String),
+    /// The turn produced no final message.
+    #[error(transparent)]
+    Turn(#[from] TurnError),
+}
+
+/// A configured model: its provider instance and settings.
+#[derive(Debug, Clone)]
+pub struct Model {
+    /// The provider, built for this model's options.
+    pub provider: Arc<dyn Provider>,
+    /// The model's settings.
+    pub settings: ModelConfig,
+}
+
+/// Configuration, contracts, store and models.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    config: Arc<Config>,
+    contracts: Arc<Contracts>,
+    store: Arc<dyn Store>,
+    models: Arc<BTreeMap<String, Model>>,
+}
+
+impl Engine {
+    /// Loads contracts (built-ins + configured directories), opens the store (running its
+    /// migrations) and builds a provider per model.
+    pub async fn open(config: Config) -> Result<Self, EngineError> {
+        if config.store_url.starts_with("sqlite:") {
+            std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+                StoreError::Config(format!(
+                    "cannot create the data dir {}: {e}",
+                    config.data_dir.display()
+                ))
+            })?;
+        }
+        let store: Arc<dyn Store> = Arc::from(store::open(&config.store_url).await?);
+        Self::with_store(config, store)
+    }
+
+    /// Like [`Engine::open`] with an already opened store.
+    pub fn with_store(config: Config, store: Arc<dyn Store>) -> Result<Self, EngineError> {
+        let mut contracts = Contracts::builtin()?;
+        for dir in &config.contracts_dirs {
+            contracts.load_dir(dir)?;
+        }
+        let contracts = Arc::new(contracts);
+        let mut models = BTreeMap::new();
+        for (name, settings) in &config.models {
+            let provider = build_provider(&config, settings, &contracts)?;
+            models.insert(
+                name.clone(),
+                Model {
+                    provider,
+                    settings: settings.clone(),
+                },
+            );
+        }
+        Ok(Self {
+            config: Arc::new(config),
+            contracts,
+            store,
+            models: Arc::new(models),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The loaded contracts.
+    pub fn contracts(&self) -> &Contracts {
+        &self.contracts
+    }
+
+    /// The store.
+    pub fn store(&self) -> &dyn Store {
+        self.store.as_ref()
+    }
+
+    /// The model named `name`, or the default model.
+    pub fn model(&self, name: Option<&str>) -> Result<&Model, EngineError> {
+        let name = name.unwrap_or(&self.config.default_model);
+        self.models
+            .get(name)
+            .ok_or_else(|| EngineError::UnknownModel {
+                name: name.to_owned(),
+                known: self.models.keys().cloned().collect::<Vec<_>>().join(", "),
+            })
+    }
+
+    /// Starts a conversation of `user_id` under `contract`. `context` is a JSON object of
+    /// strings (`page`, `mode`, …; `prompt` is the application's own prompt).
+    pub async fn start_conversation(
+        &self,
+        user_id: &str,
+        contract: &str,
+        context: Value,
+    ) -> Result<Conversation, EngineError> {
+        self.contracts.get(contract)?;
+        split_context(&context)?;
+        Ok(self
+            .store
+            .create_conversation(&NewConversation {
+                user_id: user_id.to_owned(),
+                contract: contract.to_owned(),
+                context,
+            })
+            .await?)
+    }
+
+    /// Sends `message` in conversation `id` and runs the turn.
+    pub async fn send(
+        &self,
+        id: &str,
+        message: &str,
+        model: Option<&str>,
+    ) -> Result<TurnOutcome, EngineError> {
+        let conversation = self
+            .store
+            .conversation(id)
+            .await?
+            .ok_or_else(|| EngineError::NoConversation(id.to_owned()))?;
+        if conversation.status == ConversationStatus::Blocked {
+            return Err(EngineError::Blocked(id.to_owned()));
+        }
+        let contract = self.contracts.get(&conversation.contract)?;
+        let model = self.model(model)?;
+        let (context, prompt) = split_context(&conversation.context)?;
+        let input = TurnInput {
+            store: self.store.as_ref(),
+            provider: model.provider.as_ref(),
+            model: &model.settings,
+            contract: &contract,
+            retry: self.config.retry_for(contract.name()),
+            conversation: &conversation,
+            app_prompt: prompt.as_deref(),
+            context: &context,
+            user_message: message,
+        };
+        Ok(run_turn(input).await?)
+    }
+}
+
+/// A conversation's stored context → the contract's [`Context`] and the application's prompt.
+fn split_context(value: &Value) -> Result<(Context, Option<String>), EngineError> {
+    let mut context = Context::new();
+    let mut prompt = None;
+    match value {
+        Value::Null => {}
+        Value::Object(map) => {
+            for (key, v) in map {
+                let Some(text) = v.as_str() else {
+                    return Err(EngineError::BadContext(format!("{key:?} must be a string")));
+                };
+                if key == "prompt" {
+                    prompt = Some(text.to_owned());
+                } else {
+                    context.insert(key.clone(), text);
+                }
+            }
+        }
+        _ => return Err(EngineError::BadContext("got a non-object".into())),
+    }
+    Ok((context, prompt))
+}
+
+/// The provider instance for one model entry.
+pub fn build_provider(
+    config: &Config,
+    model: &ModelConfig,
+    contracts: &Arc<Contracts>,
+) -> Result<Arc<dyn Provider>, ProviderError> {
+    let Some(entry) = config.providers.get(&model.provider) else {
+        return Err(ProviderError::Connection(format!(
+            "no provider entry {:?}",
+            model.provider
+        )));
+    };
+    let settings = HttpSettings {
+        base_url: entry.base_url.clone(),
+        api_key: entry.api_key.clone(),
+        timeout: entry.timeout,
+    };
+    Ok(match entry.kind {
+        ProviderKind::Openai => Arc::new(OpenAi::new(
+            settings,
+            OpenAiOptions {
+                native_structured_output: model.native_structured_output,
+                merge_system: !model.system_role,
+            },
+        )?),
+        ProviderKind::Anthropic => {
+            Arc::new(Anthropic::new(settings, model.native_structured_output)?)
+        }
+        ProviderKind::Mock => {
+            let mock = bridle_mock::MockConfig {
+                seed: entry.mock.seed,
+                fault_rate: entry.mock.fault_rate,
+                latency_ms: entry.mock.latency_ms,
+                script: entry.mock.script.clone(),
+                faults: entry
+                    .mock
+                    .faults
+                    .clone()
+                    .unwrap_or_else(bridle_mock::Fault::default_mix),
+                ..bridle_mock::MockConfig::default()
+            };
+            Arc::new(providers::mock::Mock::with_config(contracts, mock)?)
+        }
+    })
+}

@@ -1,0 +1,13 @@
+//! Bridle's engine: the turn loop (attempt, check, feedback, retry, fallback), the providers
+//! that complete chats (OpenAI-compatible, Anthropic, the built-in mock) and the store that
+//! records every attempt (SQLite, PostgreSQL).
+
+pub mod config;
+pub mod engine;
+pub mod providers;
+pub mod store;
+pub mod turn;
+
+pub use config::{Config, RetryPolicy};
+pub use engine::{Engine, EngineError};
+pub use turn::{TurnError, TurnOutcome};

@@ -1,0 +1,196 @@
+//! What the HTTP providers share: the client, error mapping (transport errors, error statuses
+//! with `Retry-After` and the provider's own error message), header redaction for stored
+//! payloads, and reading a server-sent-event stream into [`StreamEvent`]s.
+
+use super::{ProviderError, REDACTED, parse_retry_after};
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// Settings every HTTP provider has.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpSettings {
+    /// Base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`, …).
+    pub base_url: String,
+    /// API key, sent as the provider's auth header; never stored.
+    pub api_key: Option<String>,
+    /// Time allowed for the whole call (for a stream: until the first byte and between events).
+    pub timeout: Duration,
+}
+
+impl HttpSettings {
+    /// `base_url` + `path`, with exactly one `/` between them.
+    pub fn url(&self, path: &str) -> String {
+        format!(
+            "{}/{}",
+            self.base_url.trim_end_matches('/'),
+            path.trim_start_matches('/')
+        )
+    }
+}
+
+/// Builds the client (connection pooling, no proxy surprises in tests: system proxy honoured).
+pub fn client(settings: &HttpSettings) -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
+        .build()
+        .map_err(|e| ProviderError::Connection(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Maps a transport error.
+pub fn send_error(error: &reqwest::Error, timeout: Duration) -> ProviderError {
+    if error.is_timeout() {
+        ProviderError::Timeout(timeout)
+    } else if error.is_decode() {
+        ProviderError::Decode(error.to_string())
+    } else {
+        ProviderError::Connection(error_chain(error))
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(inner) = source {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    text
+}
+
+/// Turns a non-success response into a [`ProviderError::Status`], reading `Retry-After` and
+/// the provider's error message (`{"error": {"message": …}}` in both OpenAI and Anthropic
+/// shapes), or an excerpt of the body.
+pub async fn status_error(response: reqwest::Response) -> ProviderError {
+    let status = response.status().as_u16();
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let body = response.text().await.unwrap_or_default();
+    let message = serde_json::from_str::<Value>(&body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .or_else(|| v.get("error").and_then(Value::as_str).map(str::to_owned))
+        })
+        .unwrap_or_else(|| body.chars().take(300).collect());
+    ProviderError::Status {
+        status,
+        retry_after,
+        message,
+    }
+}
+
+/// Reads a successful JSON response body.
+pub async fn json_body(
+    response: reqwest::Response,
+    timeout: Duration,
+) -> Result<Value, ProviderError> {
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| send_error(&e, timeout))?;
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ProviderError::Decode(format!(
+            "the body is not JSON ({e}): {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(200)])
+        ))
+    })
+}
+
+/// Stored headers: the ones sent, with every credential replaced by `[REDACTED]`.
+pub fn stored_headers(pairs: &[(&str, Option<&str>)]) -> Map<String, Value> {
+    let mut headers = Map::new();
+    for (name, value) in pairs {
+        let Some(value) = value else { continue };
+        let secret = matches!(
+            name.to_ascii_lowercase().as_str(),
+            "authorization" | "x-api-key" | "api-key" | "proxy-authorization"
+        );
+        let shown = if secret {
+            match value.split_once(' ') {
+                Some((scheme, _)) if scheme.eq_ignore_ascii_case("bearer") => {
+                    format!("{scheme} {REDACTED}")
+                }
+                _ => REDACTED.to_owned(),
+            }
+        } else {
+            (*value).to_owned()
+        };
+        headers.insert((*name).to_owned(), Value::String(shown));
+    }
+    headers
+}
+
+/// One server-sent event: its `event:` name (empty when absent) and `data:`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SseEvent {
+    /// Event name.
+    pub event: String,
+    /// Data.
+    pub data: String,
+}
+
+/// The response body as a stream of server-sent events; a silence longer than `timeout`
+/// between events ends the stream with a timeout error, a broken connection with a stream error.
+pub fn sse(
+    response: reqwest::Response,
+    timeout: Duration,
+) -> BoxStream<'static, Result<SseEvent, ProviderError>> {
+    let events = Box::pin(response.bytes_stream().eventsource());
+    futures::stream::unfold(Some(events), move |state| async move {
+        let mut events = state?;
+        match tokio::time::timeout(timeout, events.next()).await {
+            Ok(Some(Ok(event))) => Some((
+                Ok(SseEvent {
+                    event: event.event,
+                    data: event.data,
+                }),
+                Some(events),
+            )),
+            Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(e.to_string())), None)),
+            Ok(None) => None,
+            Err(_) => Some((Err(ProviderError::Timeout(timeout)), None)),
+        }
+    })
+    .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_redacted_and_other_headers_kept() {
+        let h = stored_headers(&[
+            ("authorization", Some("Bearer sk-secret")),
+            ("x-api-key", Some("sk-ant-secret")),
+            ("anthropic-version", Some("2023-06-01")),
+            ("content-type", Some("application/json")),
+            ("skipped", None),
+        ]);
+        let text = serde_json::to_string(&h).unwrap();
+        assert!(!text.contains("secret"), "{text}");
+        assert_eq!(h["authorization"], "Bearer [REDACTED]");
+        assert_eq!(h["x-api-key"], "[REDACTED]");
+        assert_eq!(h["anthropic-version"], "2023-06-01");
+        assert!(!h.contains_key("skipped"));
+    }
+
+    #[test]
+    fn urls_join_with_one_slash() {
+        let s = HttpSettings {
+            base_url: "http://h/v1/".into(),
+            api_key: None,
+            timeout: Duration::from_secs(1),
+        };
+        assert_eq!(s.url("/chat/completions"), "http://h/v1/chat/completions");
+    }
+}

@@ -1,0 +1,145 @@
+//! [`Mock`]: the built-in mock LLM as an in-process provider — the zero-config default. The
+//! same model as `bridle mock-llm` (`bridle_mock::MockModel`: schema-driven replies, scripted or
+//! random faults that feedback naming the right path fixes), without HTTP.
+
+use super::events::async_stream_events;
+use super::{
+    ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
+    Role, Usage,
+};
+use async_trait::async_trait;
+use bridle_core::Contracts;
+use bridle_mock::{MockConfig, MockMessage, MockModel, MockReply, MockRequest, ReplyFormat};
+use serde_json::{Map, Value, json};
+use std::sync::Arc;
+
+/// The in-process mock provider.
+#[derive(Debug, Clone)]
+pub struct Mock {
+    model: Arc<MockModel>,
+}
+
+impl Mock {
+    /// A mock that knows `contracts`, with `config`'s faults, seed, script and latency.
+    pub fn with_config(contracts: &Contracts, config: MockConfig) -> Result<Self, ProviderError> {
+        let config = MockConfig {
+            contracts: contracts.clone(),
+            ..config
+        };
+        let model = MockModel::new(config)
+            .map_err(|e| ProviderError::Connection(format!("mock configuration: {e}")))?;
+        Ok(Self {
+            model: Arc::new(model),
+        })
+    }
+
+    fn request(request: &ChatRequest, stream: bool) -> MockRequest {
+        let messages = request
+            .messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => bridle_mock::Role::System,
+                    Role::User => bridle_mock::Role::User,
+                    Role::Assistant => bridle_mock::Role::Assistant,
+                };
+                MockMessage::new(role, m.content.clone())
+            })
+            .collect();
+        let format = match &request.response_format {
+            Some(ResponseFormat::JsonSchema { schema, .. }) => ReplyFormat::JsonSchema {
+                schema: schema.clone(),
+            },
+            Some(ResponseFormat::JsonObject) => ReplyFormat::JsonObject,
+            None => ReplyFormat::Free,
+        };
+        MockRequest {
+            model: request.model.clone(),
+            messages,
+            format,
+            stream,
+        }
+    }
+
+    /// Answers like the HTTP mock would, after its configured latency.
+    async fn answer(
+        &self,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> Result<Completion, ProviderError> {
+        let reply = self.model.respond(&Self::request(request, stream));
+        let delay = reply.info().delay;
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        let fault = reply.fault().map(|f| f.name());
+        let (content, usage) = match reply {
+            MockReply::Text { content, usage, .. } => (content, usage),
+            MockReply::ToolCall { input, usage, .. } => (input.to_string(), usage),
+            MockReply::Http {
+                status,
+                retry_after,
+                message,
+                ..
+            } => {
+                return Err(ProviderError::Status {
+                    status,
+                    retry_after: retry_after.map(std::time::Duration::from_secs),
+                    message,
+                });
+            }
+            MockReply::BrokenStream { .. } => {
+                return Err(ProviderError::Stream(
+                    "the mock broke the stream off (injected fault)".into(),
+                ));
+            }
+        };
+        let usage = Usage {
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+        };
+        Ok(Completion {
+            raw: json!({"object": "bridle.mock.completion", "content": content, "fault": fault, "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}}),
+            content,
+            usage: Some(usage),
+            model: request.model.clone(),
+            finish_reason: Some("stop".into()),
+        })
+    }
+}
+
+#[async_trait]
+impl Provider for Mock {
+    fn name(&self) -> &str {
+        "mock"
+    }
+
+    fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload {
+        let mut body = serde_json::to_value(request).unwrap_or(Value::Null);
+        body["stream"] = json!(stream);
+        RequestPayload {
+            provider: self.name().to_owned(),
+            url: "mock://in-process".into(),
+            headers: Map::new(),
+            body,
+        }
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<Completion, ProviderError> {
+        self.answer(request, false).await
+    }
+
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let completion = self.answer(request, true).await?;
+        Ok(async_stream_events(move |tx| async move {
+            // Small pieces, as a model streams them.
+            let chars: Vec<char> = completion.content.chars().collect();
+            for piece in chars.chunks(12) {
+                if !tx.delta(&piece.iter().collect::<String>()).await {
+                    return;
+                }
+            }
+            tx.done(completion).await;
+        }))
+    }
+}

@@ -1,0 +1,266 @@
+//! [`Provider`]: something that completes a chat — `openai` (any OpenAI-compatible base URL),
+//! `anthropic`, `mock` — behind one trait, one file each. Requests and replies use the small
+//! provider-neutral types here; each provider maps them to its wire format and reports failures
+//! as a [`ProviderError`] the turn loop can classify (retry, honour `Retry-After`, or stop).
+
+pub mod anthropic;
+mod events;
+pub mod http;
+pub mod mock;
+pub mod openai;
+
+pub use anthropic::Anthropic;
+pub use http::HttpSettings;
+pub use openai::{OpenAi, OpenAiOptions};
+
+use async_trait::async_trait;
+use futures::stream::BoxStream;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+use std::time::Duration;
+
+/// Who wrote a chat message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The application's user (or Bridle's retry feedback).
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    /// The wire name (`system`, `user`, `assistant`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::System => "system",
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+/// One message of a chat.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Author.
+    pub role: Role,
+    /// Text.
+    pub content: String,
+}
+
+impl ChatMessage {
+    /// A message of `role` with `content`.
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+        }
+    }
+}
+
+/// Structured output asked of the provider (passed through only where the model entry says the
+/// provider supports it natively; Bridle validates either way).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResponseFormat {
+    /// A JSON value meeting `schema`.
+    JsonSchema {
+        /// Schema name (OpenAI requires one).
+        name: String,
+        /// The JSON Schema.
+        schema: Value,
+    },
+    /// Any JSON object.
+    JsonObject,
+}
+
+/// A chat completion request, provider-neutral.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    /// Model name as the provider knows it.
+    pub model: String,
+    /// System, history, user message, and on retries the bad reply and the feedback.
+    pub messages: Vec<ChatMessage>,
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// Most tokens to generate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Native structured output, when supported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
+}
+
+/// Tokens a call used.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl std::ops::AddAssign for Usage {
+    fn add_assign(&mut self, other: Self) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+/// A finished completion.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The reply text (for a forced tool call: the tool input as JSON text).
+    pub content: String,
+    /// Tokens used, when the provider says.
+    pub usage: Option<Usage>,
+    /// The model that answered.
+    pub model: String,
+    /// Why generation stopped (`stop`, `length`, …), when the provider says.
+    pub finish_reason: Option<String>,
+    /// The provider's response body as received (for a stream: the assembled events).
+    pub raw: Value,
+}
+
+/// One event of a streamed completion.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamEvent {
+    /// More reply text.
+    Delta(String),
+    /// The end: the whole completion.
+    Done(Completion),
+}
+
+/// The exact request a provider sends, for the attempt store: URL, headers with secrets
+/// redacted, and the JSON body — replayable as is once the key is put back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestPayload {
+    /// Provider name (`openai`, `anthropic`, `mock`).
+    pub provider: String,
+    /// Endpoint URL.
+    pub url: String,
+    /// Headers sent, secrets replaced by `[REDACTED]`.
+    pub headers: serde_json::Map<String, Value>,
+    /// The JSON body.
+    pub body: Value,
+}
+
+/// Why a provider call failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProviderError {
+    /// No answer in time.
+    #[error("the provider did not answer within {0:?}")]
+    Timeout(Duration),
+    /// Could not connect, or the connection broke.
+    #[error("connection to the provider failed: {0}")]
+    Connection(String),
+    /// The provider answered with an error status.
+    #[error("the provider answered HTTP {status}: {message}")]
+    Status {
+        /// HTTP status.
+        status: u16,
+        /// `Retry-After`, when sent with a 429 or 503.
+        retry_after: Option<Duration>,
+        /// The provider's error message (or body excerpt).
+        message: String,
+    },
+    /// The answer could not be read.
+    #[error("the provider's answer could not be read: {0}")]
+    Decode(String),
+    /// A stream broke off before its end.
+    #[error("the provider's stream broke off: {0}")]
+    Stream(String),
+}
+
+impl ProviderError {
+    /// Whether another attempt may succeed: timeouts, connection errors, broken streams,
+    /// unreadable answers, 408/409/429 and 5xx. Other 4xx (401, 400, 404, …) end the turn.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Timeout(_) | Self::Connection(_) | Self::Decode(_) | Self::Stream(_) => true,
+            Self::Status { status, .. } => matches!(status, 408 | 409 | 429) || *status >= 500,
+        }
+    }
+
+    /// How long the provider asked to wait (429/503 `Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// Short kind name for metrics and the store.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Timeout(_) => "timeout",
+            Self::Connection(_) => "connection",
+            Self::Status { .. } => "status",
+            Self::Decode(_) => "decode",
+            Self::Stream(_) => "stream",
+        }
+    }
+}
+
+/// A stream of completion events.
+pub type EventStream = BoxStream<'static, Result<StreamEvent, ProviderError>>;
+
+/// Something that completes a chat.
+#[async_trait]
+pub trait Provider: Send + Sync + fmt::Debug {
+    /// Provider name (`openai`, `anthropic`, `mock`).
+    fn name(&self) -> &str;
+
+    /// The request this provider would send for `request`, secrets redacted.
+    fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload;
+
+    /// One completion.
+    async fn complete(&self, request: &ChatRequest) -> Result<Completion, ProviderError>;
+
+    /// A streamed completion: deltas, then `Done` with the whole completion.
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
+}
+
+/// Parses a `Retry-After` header value given in seconds (the HTTP-date form is rare from
+/// LLM APIs and is read as "no hint").
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let seconds: f64 = value.trim().parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds.min(3600.0)))
+}
+
+/// The placeholder that replaces secrets in stored payloads.
+pub const REDACTED: &str = "[REDACTED]";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_classification_follows_status() {
+        let status = |s| ProviderError::Status {
+            status: s,
+            retry_after: None,
+            message: String::new(),
+        };
+        for s in [408, 409, 429, 500, 502, 503, 504] {
+            assert!(status(s).is_retryable(), "{s}");
+        }
+        for s in [400, 401, 403, 404, 422] {
+            assert!(!status(s).is_retryable(), "{s}");
+        }
+        assert!(ProviderError::Timeout(Duration::from_secs(1)).is_retryable());
+    }
+
+    #[test]
+    fn retry_after_is_read_in_seconds() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after(" 0.5 "), Some(Duration::from_millis(500)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
+}

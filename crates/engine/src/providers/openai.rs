@@ -1,0 +1,270 @@
+//! [`OpenAi`]: Chat Completions against any OpenAI-compatible base URL (OpenAI, vLLM, Ollama,
+//! llama.cpp server, GPUStack), non-streaming and streaming. Passes `response_format`
+//! `json_schema` through when the model entry says the server supports it (Bridle validates
+//! either way), and merges the system text into the first user message for models without a
+//! system role.
+
+use super::events::async_stream_events;
+use super::http::{self, HttpSettings};
+use super::{
+    ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
+    Role, Usage,
+};
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+/// Per-model behaviour of an OpenAI-compatible server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct OpenAiOptions {
+    /// Send `response_format: {"type": "json_schema", …}` (native structured output).
+    pub native_structured_output: bool,
+    /// The model has no system role: put the system text at the start of the first user message.
+    pub merge_system: bool,
+}
+
+/// An OpenAI-compatible Chat Completions provider.
+#[derive(Debug, Clone)]
+pub struct OpenAi {
+    settings: HttpSettings,
+    options: OpenAiOptions,
+    client: reqwest::Client,
+}
+
+impl OpenAi {
+    /// A provider for `settings` with `options`.
+    pub fn new(settings: HttpSettings, options: OpenAiOptions) -> Result<Self, ProviderError> {
+        let client = http::client(&settings)?;
+        Ok(Self {
+            settings,
+            options,
+            client,
+        })
+    }
+
+    fn body(&self, request: &ChatRequest, stream: bool) -> Value {
+        let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+        let mut pending_system: Vec<&str> = Vec::new();
+        for message in &request.messages {
+            if self.options.merge_system && message.role == Role::System {
+                pending_system.push(&message.content);
+                continue;
+            }
+            let content = if self.options.merge_system
+                && message.role == Role::User
+                && !pending_system.is_empty()
+            {
+                let merged = format!("{}\n\n{}", pending_system.join("\n\n"), message.content);
+                pending_system.clear();
+                merged
+            } else {
+                message.content.clone()
+            };
+            messages.push(json!({"role": message.role.as_str(), "content": content}));
+        }
+        if !pending_system.is_empty() {
+            messages.insert(
+                0,
+                json!({"role": "user", "content": pending_system.join("\n\n")}),
+            );
+        }
+        let mut body = json!({"model": request.model, "messages": messages, "stream": stream});
+        if let Some(t) = request.temperature {
+            body["temperature"] = json!(t);
+        }
+        if let Some(m) = request.max_tokens {
+            body["max_tokens"] = json!(m);
+        }
+        if stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if self.options.native_structured_output {
+            match &request.response_format {
+                Some(ResponseFormat::JsonSchema { name, schema }) => {
+                    body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": schema_name(name), "schema": schema, "strict": false}});
+                }
+                Some(ResponseFormat::JsonObject) => {
+                    body["response_format"] = json!({"type": "json_object"})
+                }
+                None => {}
+            }
+        }
+        body
+    }
+
+    async fn post(&self, body: &Value) -> Result<reqwest::Response, ProviderError> {
+        let mut builder = self
+            .client
+            .post(self.settings.url("chat/completions"))
+            .json(body);
+        if let Some(key) = &self.settings.api_key {
+            builder = builder.bearer_auth(key);
+        }
+        let response = builder
+            .timeout(self.settings.timeout)
+            .send()
+            .await
+            .map_err(|e| http::send_error(&e, self.settings.timeout))?;
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            Err(http::status_error(response).await)
+        }
+    }
+}
+
+/// OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a schema name.
+fn schema_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if cleaned.is_empty() {
+        "reply".to_owned()
+    } else {
+        cleaned
+    }
+}
+
+fn usage_of(value: &Value) -> Option<Usage> {
+    let usage = value.get("usage")?;
+    Some(Usage {
+        input_tokens: usage
+            .get("prompt_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        output_tokens: usage
+            .get("completion_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+    })
+}
+
+#[async_trait]
+impl Provider for OpenAi {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload {
+        let auth = self
+            .settings
+            .api_key
+            .as_ref()
+            .map(|k| format!("Bearer {k}"));
+        RequestPayload {
+            provider: self.name().to_owned(),
+            url: self.settings.url("chat/completions"),
+            headers: http::stored_headers(&[
+                ("content-type", Some("application/json")),
+                ("authorization", auth.as_deref()),
+            ]),
+            body: self.body(request, stream),
+        }
+    }
+
+    async fn complete(&self, request: &ChatRequest) -> Result<Completion, ProviderError> {
+        let response = self.post(&self.body(request, false)).await?;
+        let raw = http::json_body(response, self.settings.timeout).await?;
+        let choice = raw
+            .pointer("/choices/0")
+            .ok_or_else(|| ProviderError::Decode("the answer has no choices[0]".into()))?;
+        let content = match choice.pointer("/message/content") {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        Ok(Completion {
+            content,
+            usage: usage_of(&raw),
+            model: raw
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or(&request.model)
+                .to_owned(),
+            finish_reason: choice
+                .get("finish_reason")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            raw,
+        })
+    }
+
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let response = self.post(&self.body(request, true)).await?;
+        let mut events = http::sse(response, self.settings.timeout);
+        let fallback_model = request.model.clone();
+        let stream = async_stream_events(move |tx| async move {
+            let (mut content, mut usage, mut model, mut finish) = (String::new(), None, None, None);
+            let mut chunks = 0u64;
+            while let Some(event) = events.next().await {
+                let event = match event {
+                    Ok(event) => event,
+                    Err(e) => return tx.error(e).await,
+                };
+                if event.data.trim() == "[DONE]" {
+                    let raw = json!({"object": "chat.completion.stream", "chunks": chunks, "content": content, "finish_reason": finish, "usage": usage.map(|u: Usage| json!({"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens}))});
+                    let done = Completion {
+                        content,
+                        usage,
+                        model: model.unwrap_or(fallback_model),
+                        finish_reason: finish,
+                        raw,
+                    };
+                    return tx.done(done).await;
+                }
+                let chunk: Value = match serde_json::from_str(&event.data) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        return tx
+                            .error(ProviderError::Decode(format!(
+                                "stream chunk is not JSON: {e}"
+                            )))
+                            .await;
+                    }
+                };
+                if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
+                    return tx.error(ProviderError::Stream(message.to_owned())).await;
+                }
+                chunks += 1;
+                if model.is_none() {
+                    model = chunk
+                        .get("model")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                }
+                if let Some(u) = usage_of(&chunk) {
+                    usage = Some(u);
+                }
+                if let Some(reason) = chunk
+                    .pointer("/choices/0/finish_reason")
+                    .and_then(Value::as_str)
+                {
+                    finish = Some(reason.to_owned());
+                }
+                if let Some(delta) = chunk
+                    .pointer("/choices/0/delta/content")
+                    .and_then(Value::as_str)
+                    && !delta.is_empty()
+                {
+                    content.push_str(delta);
+                    if !tx.delta(delta).await {
+                        return;
+                    }
+                }
+            }
+            tx.error(ProviderError::Stream(
+                "the stream ended before [DONE]".into(),
+            ))
+            .await;
+        });
+        Ok(stream)
+    }
+}

@@ -1,0 +1,323 @@
+//! [`Store`]: conversations, messages (every attempt, valid or not, stored the moment it ends)
+//! and safety events, behind one trait with two backends — SQLite (embedded default, one file
+//! under the data dir, WAL) and PostgreSQL (many gateway instances) — each with its own
+//! migrations. Users read validated messages only; admins read everything.
+//!
+//! Times are Unix milliseconds (`i64`) in both backends, so filters and ordering mean the same
+//! everywhere. Ids of conversations are UUIDv7 strings (time-ordered); message ids are integers
+//! assigned by the database in insertion order.
+
+mod listing;
+mod migrations;
+mod postgres;
+mod rows;
+mod sqlite;
+
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
+
+use async_trait::async_trait;
+use bridle_core::{Repair, Violation};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fmt;
+
+/// A failed store operation. Every write error is returned, never ignored.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database refused or failed the operation.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Migrations could not be applied.
+    #[error("database migration failed: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+    /// A stored JSON column could not be read back.
+    #[error("stored data could not be read: {0}")]
+    Corrupt(String),
+    /// The store URL or path is unusable.
+    #[error("store configuration: {0}")]
+    Config(String),
+}
+
+/// Whether a conversation takes new messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConversationStatus {
+    /// Normal.
+    Active,
+    /// Blocked by the safety policy until an admin unblocks it.
+    Blocked,
+}
+
+impl ConversationStatus {
+    /// Stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Blocked => "blocked",
+        }
+    }
+}
+
+/// A conversation to create.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewConversation {
+    /// Owner.
+    pub user_id: String,
+    /// Contract name.
+    pub contract: String,
+    /// Per-conversation context (`page`, `mode`, the application's prompt, …).
+    pub context: Value,
+}
+
+/// A stored conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Conversation {
+    /// UUIDv7.
+    pub id: String,
+    /// Owner.
+    pub user_id: String,
+    /// Contract name.
+    pub contract: String,
+    /// Per-conversation context.
+    pub context: Value,
+    /// State kept from valid replies (progress, topic state, …); `{}` at first.
+    pub state: Value,
+    /// Active or blocked.
+    pub status: ConversationStatus,
+    /// Unix ms.
+    pub created_at: i64,
+    /// Unix ms of the last change (a message, a status or state change).
+    pub updated_at: i64,
+}
+
+/// Who wrote a stored message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MessageRole {
+    /// The application's user.
+    User,
+    /// The model (one attempt), or Bridle's fallback.
+    Assistant,
+}
+
+impl MessageRole {
+    /// Stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::User => "user",
+            Self::Assistant => "assistant",
+        }
+    }
+}
+
+/// A message to store: a user message, one attempt, or a fallback.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewMessage {
+    /// Conversation id.
+    pub conversation_id: String,
+    /// Id shared by the user message and every attempt of one turn (UUIDv7).
+    pub turn_id: String,
+    /// Author.
+    pub role: MessageRole,
+    /// The text as written (for an attempt: exactly what came back; for a provider error: the
+    /// error text).
+    pub content: String,
+    /// The parsed value, when the reply could be read.
+    pub value: Option<Value>,
+    /// Passed the contract (user messages: always true; fallbacks: false).
+    pub is_validated: bool,
+    /// Bridle's fallback after the attempts ran out.
+    pub is_fallback: bool,
+    /// 1-based attempt number within the turn (None for user messages).
+    pub attempt: Option<u32>,
+    /// Contract name.
+    pub contract: String,
+    /// Contract version.
+    pub contract_version: String,
+    /// The exact provider request (a serialised `RequestPayload`), secrets redacted.
+    pub request_payload: Option<Value>,
+    /// The provider's response body as received.
+    pub raw_response: Option<Value>,
+    /// Violations found (empty when valid).
+    pub violations: Vec<Violation>,
+    /// Repairs applied.
+    pub repairs: Vec<Repair>,
+    /// Provider name.
+    pub provider: Option<String>,
+    /// Model that answered (or was asked).
+    pub model: Option<String>,
+    /// Prompt tokens.
+    pub tokens_in: Option<u64>,
+    /// Completion tokens.
+    pub tokens_out: Option<u64>,
+    /// Wall time of the provider call.
+    pub latency_ms: Option<u64>,
+    /// Provider error, when the call failed.
+    pub error: Option<String>,
+}
+
+/// A stored message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Database id (insertion order).
+    pub id: i64,
+    /// Everything that was stored.
+    #[serde(flatten)]
+    pub data: NewMessage,
+    /// Unix ms.
+    pub created_at: i64,
+}
+
+/// Which messages a reader may see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// The conversation's owner: user messages and validated replies only.
+    User,
+    /// Admins: every attempt, fallbacks included.
+    Admin,
+}
+
+/// Admin filters for listing conversations; all optional, combined with AND.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConversationFilter {
+    /// Owner.
+    pub user_id: Option<String>,
+    /// Contract name.
+    pub contract: Option<String>,
+    /// Created at or after (Unix ms).
+    pub created_from: Option<i64>,
+    /// Created before (Unix ms).
+    pub created_to: Option<i64>,
+    /// Case-insensitive substring of any message's content.
+    pub text: Option<String>,
+    /// Only conversations with (true) or without (false) an invalid attempt.
+    pub has_invalid: Option<bool>,
+    /// Only blocked (true) or only active (false) conversations.
+    pub blocked: Option<bool>,
+}
+
+/// A page request: newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageRequest {
+    /// Items to skip.
+    pub offset: u64,
+    /// Items to return (1..=500).
+    pub limit: u64,
+}
+
+/// One page and the total number of matches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Page<T> {
+    /// This page's items.
+    pub items: Vec<T>,
+    /// Matches in all.
+    pub total: u64,
+    /// The request that produced it.
+    pub offset: u64,
+    /// The page size.
+    pub limit: u64,
+}
+
+/// A conversation in a listing, with counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConversationSummary {
+    /// The conversation.
+    #[serde(flatten)]
+    pub conversation: Conversation,
+    /// Messages stored (all attempts).
+    pub message_count: u64,
+    /// Attempts that were not valid (fallbacks included).
+    pub invalid_count: u64,
+}
+
+/// A safety policy action to record.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewSafetyEvent {
+    /// Conversation id.
+    pub conversation_id: String,
+    /// The message whose assessment triggered it.
+    pub message_id: Option<i64>,
+    /// Danger level (`warning`, `critical`, `emergency`).
+    pub level: String,
+    /// Detected concerns.
+    pub concerns: Value,
+    /// What was done (`log`, `notify`, `block`).
+    pub action: String,
+    /// When administrators were notified (Unix ms), if they were.
+    pub notified_at: Option<i64>,
+}
+
+/// A stored safety event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SafetyEvent {
+    /// Database id.
+    pub id: i64,
+    /// What was recorded.
+    #[serde(flatten)]
+    pub data: NewSafetyEvent,
+    /// Unix ms.
+    pub created_at: i64,
+}
+
+/// Conversations, messages and safety events.
+#[async_trait]
+pub trait Store: Send + Sync + fmt::Debug {
+    /// Backend name (`sqlite`, `postgres`).
+    fn backend(&self) -> &'static str;
+
+    /// Creates a conversation (status active, state `{}`).
+    async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError>;
+
+    /// One conversation.
+    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError>;
+
+    /// Conversations matching `filter`, newest first.
+    async fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: PageRequest,
+    ) -> Result<Page<ConversationSummary>, StoreError>;
+
+    /// Sets a conversation's status; false when there is no such conversation.
+    async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError>;
+
+    /// Replaces a conversation's state; false when there is no such conversation.
+    async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError>;
+
+    /// Stores one message (a user message, one attempt, a fallback) and returns its id. Also
+    /// bumps the conversation's `updated_at`.
+    async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError>;
+
+    /// A conversation's messages in insertion order, as `view` may see them.
+    async fn messages(&self, conversation_id: &str, view: View)
+    -> Result<Vec<Message>, StoreError>;
+
+    /// Records a safety action and returns its id.
+    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError>;
+
+    /// A conversation's safety events, oldest first.
+    async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError>;
+}
+
+/// Opens the store a URL names: `sqlite://PATH` (created if missing, WAL) or
+/// `postgres://…`/`postgresql://…`; applies the backend's migrations.
+pub async fn open(url: &str) -> Result<Box<dyn Store>, StoreError> {
+    if url.starts_with("sqlite:") {
+        Ok(Box::new(SqliteStore::open(url).await?))
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        Ok(Box::new(PostgresStore::open(url).await?))
+    } else {
+        Err(StoreError::Config(format!(
+            "unsupported store URL {url:?}: use sqlite://PATH or postgres://…"
+        )))
+    }
+}
+
+/// Now, in Unix milliseconds.
+pub fn now_ms() -> i64 {
+    let elapsed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+}

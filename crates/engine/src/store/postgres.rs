@@ -1,0 +1,293 @@
+//! [`PostgresStore`]: the backend for many gateway instances sharing one PostgreSQL database,
+//! behind a connection pool. JSON is stored as JSONB (bound as text and cast, so both backends
+//! serialise alike), booleans as BOOLEAN and times as BIGINT Unix milliseconds. Migrations run
+//! under sqlx's advisory lock, so instances starting together apply them once.
+
+use super::listing::{self, TextMatch};
+use super::migrations::{self, Embedded};
+use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::{
+    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
+    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Store, StoreError,
+    View, now_ms,
+};
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::types::Json;
+use sqlx::{Postgres, Row};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Connections in the pool.
+const POOL_SIZE: u32 = 10;
+
+/// How long getting a connection (opening one included) may take.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The PostgreSQL migrations, in version order.
+const MIGRATIONS: &[Embedded] = &[Embedded {
+    version: 1,
+    name: "initial",
+    sql: include_str!("../../migrations/postgres/0001_initial.sql"),
+}];
+
+/// Case-insensitive substring match (`ILIKE` folds case by the database's locale).
+const TEXT_MATCH: TextMatch = TextMatch {
+    before: "m.content ILIKE ",
+    after: " ESCAPE '\\'",
+};
+
+/// The PostgreSQL store.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects to the database `postgres://…` names and applies the migrations.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        // The URL may carry a password: it is not repeated in the error.
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|error| StoreError::Config(format!("invalid PostgreSQL URL: {error}")))?
+            .application_name("bridle");
+        let pool = PgPoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .acquire_timeout(ACQUIRE_TIMEOUT)
+            .connect_with(options)
+            .await?;
+        migrations::migrator(MIGRATIONS).run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+impl StoreRow for PgRow {
+    fn text(&self, column: &str) -> Result<String, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn int(&self, column: &str) -> Result<i64, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn flag(&self, column: &str) -> Result<bool, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_json(&self, field: Field<'_>) -> Result<Option<Value>, StoreError> {
+        // JSONB always holds valid JSON; a wrong shape is caught by the caller's typed read.
+        let value: Option<Json<Value>> = self.try_get(field.column)?;
+        Ok(value.map(|Json(value)| value))
+    }
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    fn backend(&self) -> &'static str {
+        "postgres"
+    }
+
+    async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
+        let conversation = rows::fresh_conversation(new);
+        sqlx::query(
+            "INSERT INTO conversations \
+             (id, user_id, contract, context, state, status, created_at, updated_at) \
+             VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8)",
+        )
+        .bind(&conversation.id)
+        .bind(&conversation.user_id)
+        .bind(&conversation.contract)
+        .bind(rows::to_json(&conversation.context)?)
+        .bind(rows::to_json(&conversation.state)?)
+        .bind(conversation.status.as_str())
+        .bind(conversation.created_at)
+        .bind(conversation.updated_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(conversation)
+    }
+
+    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
+             FROM conversations WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(rows::conversation).transpose()
+    }
+
+    async fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: PageRequest,
+    ) -> Result<Page<ConversationSummary>, StoreError> {
+        let limit = listing::clamp_limit(page.limit);
+        // One snapshot for the total and the page.
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await?;
+        let total: i64 = listing::count_query::<Postgres>(filter, TEXT_MATCH)
+            .build_query_scalar()
+            .fetch_one(&mut *tx)
+            .await?;
+        let found = listing::page_query::<Postgres>(filter, TEXT_MATCH, page)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Page {
+            items: found.iter().map(rows::summary).collect::<Result<_, _>>()?,
+            total: listing::total(total),
+            offset: page.offset,
+            limit,
+        })
+    }
+
+    async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE conversations SET status = $1, updated_at = GREATEST(updated_at, $2) \
+             WHERE id = $3",
+        )
+        .bind(status.as_str())
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE conversations SET state = $1::jsonb, updated_at = GREATEST(updated_at, $2) \
+             WHERE id = $3",
+        )
+        .bind(rows::to_json(state)?)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
+        let encoded = EncodedMessage::new(message)?;
+        // One statement, hence one transaction: the insert and the conversation's bump.
+        let id: i64 = sqlx::query_scalar(
+            "WITH inserted AS (\
+             INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
+             is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
+             violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
+             created_at) \
+             VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
+             $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21) \
+             RETURNING id, conversation_id, created_at) \
+             UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
+             FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
+        )
+        .bind(&message.conversation_id)
+        .bind(&message.turn_id)
+        .bind(message.role.as_str())
+        .bind(&message.content)
+        .bind(encoded.value)
+        .bind(message.is_validated)
+        .bind(message.is_fallback)
+        .bind(encoded.attempt)
+        .bind(&message.contract)
+        .bind(&message.contract_version)
+        .bind(encoded.request_payload)
+        .bind(encoded.raw_response)
+        .bind(encoded.violations)
+        .bind(encoded.repairs)
+        .bind(&message.provider)
+        .bind(&message.model)
+        .bind(encoded.tokens_in)
+        .bind(encoded.tokens_out)
+        .bind(encoded.latency_ms)
+        .bind(&message.error)
+        .bind(now_ms())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    async fn messages(
+        &self,
+        conversation_id: &str,
+        view: View,
+    ) -> Result<Vec<Message>, StoreError> {
+        let sql = match view {
+            View::User => {
+                "SELECT id, conversation_id, turn_id, role, content, value, is_validated, \
+                 is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
+                 violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
+                 created_at FROM messages \
+                 WHERE conversation_id = $1 AND (role = 'user' OR is_validated) ORDER BY id"
+            }
+            View::Admin => {
+                "SELECT id, conversation_id, turn_id, role, content, value, is_validated, \
+                 is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
+                 violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
+                 created_at FROM messages WHERE conversation_id = $1 ORDER BY id"
+            }
+        };
+        let found = sqlx::query(sql)
+            .bind(conversation_id)
+            .fetch_all(&self.pool)
+            .await?;
+        found.iter().map(rows::message).collect()
+    }
+
+    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO safety_events \
+             (conversation_id, message_id, level, concerns, action, notified_at, created_at) \
+             VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) RETURNING id",
+        )
+        .bind(&event.conversation_id)
+        .bind(event.message_id)
+        .bind(&event.level)
+        .bind(rows::to_json(&event.concerns)?)
+        .bind(&event.action)
+        .bind(event.notified_at)
+        .bind(now_ms())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError> {
+        let found = sqlx::query(
+            "SELECT id, conversation_id, message_id, level, concerns, action, notified_at, \
+             created_at FROM safety_events WHERE conversation_id = $1 ORDER BY id",
+        )
+        .bind(conversation_id)
+        .fetch_all(&self.pool)
+        .await?;
+        found.iter().map(rows::safety_event).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embeds_every_migration_file() {
+        migrations::assert_embeds_directory("migrations/postgres", MIGRATIONS);
+    }
+}

@@ -1,0 +1,358 @@
+//! Rows to records and back, shared by both backends. [`StoreRow`] is the handful of typed column
+//! getters a backend provides; [`conversation`], [`summary`], [`message`] and [`safety_event`]
+//! build records from any such row, and [`EncodedMessage`] turns a [`NewMessage`] into the values
+//! both backends bind. A column that cannot be read back (JSON that does not parse or does not
+//! have the expected shape, an unknown status, a negative count) is a [`StoreError::Corrupt`]
+//! naming the table, the column and the row, never a panic.
+
+use super::{
+    Conversation, ConversationStatus, ConversationSummary, Message, MessageRole, NewConversation,
+    NewMessage, NewSafetyEvent, SafetyEvent, StoreError, now_ms,
+};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::fmt;
+
+/// The typed column getters of one backend's rows. JSON columns come back as a [`Value`]; a
+/// backend that stores JSON as text reports text that does not parse as [`StoreError::Corrupt`].
+pub(super) trait StoreRow {
+    /// A non-null text column.
+    fn text(&self, column: &str) -> Result<String, sqlx::Error>;
+    /// A nullable text column.
+    fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
+    /// A non-null 64-bit integer column.
+    fn int(&self, column: &str) -> Result<i64, sqlx::Error>;
+    /// A nullable 64-bit integer column.
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, sqlx::Error>;
+    /// A nullable 32-bit integer column.
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>, sqlx::Error>;
+    /// A non-null boolean column.
+    fn flag(&self, column: &str) -> Result<bool, sqlx::Error>;
+    /// A nullable JSON column.
+    fn opt_json(&self, field: Field<'_>) -> Result<Option<Value>, StoreError>;
+}
+
+/// Where a value was read from, for [`StoreError::Corrupt`] messages.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Field<'a> {
+    /// Table name.
+    pub table: &'static str,
+    /// Column name.
+    pub column: &'static str,
+    /// The row's id.
+    pub row: &'a str,
+}
+
+impl Field<'_> {
+    /// The error for a value of this field that cannot be read back.
+    pub fn corrupt(self, detail: impl fmt::Display) -> StoreError {
+        StoreError::Corrupt(format!(
+            "{}.{} of row {:?}: {detail}",
+            self.table, self.column, self.row
+        ))
+    }
+}
+
+/// Reads a non-null JSON column.
+fn json<R: StoreRow>(row: &R, field: Field<'_>) -> Result<Value, StoreError> {
+    row.opt_json(field)?
+        .ok_or_else(|| field.corrupt("NULL where a JSON value is required"))
+}
+
+/// Reads a non-null JSON column into a typed value.
+fn typed_json<R: StoreRow, T: DeserializeOwned>(
+    row: &R,
+    field: Field<'_>,
+) -> Result<T, StoreError> {
+    serde_json::from_value(json(row, field)?).map_err(|error| field.corrupt(error))
+}
+
+/// Reads a nullable non-negative integer column as a `u64`.
+fn opt_count<R: StoreRow>(row: &R, field: Field<'_>) -> Result<Option<u64>, StoreError> {
+    row.opt_int(field.column)?
+        .map(|n| u64::try_from(n).map_err(|_| field.corrupt(format_args!("negative value {n}"))))
+        .transpose()
+}
+
+/// Reads a non-null non-negative integer column as a `u64`.
+fn count<R: StoreRow>(row: &R, field: Field<'_>) -> Result<u64, StoreError> {
+    let n = row.int(field.column)?;
+    u64::try_from(n).map_err(|_| field.corrupt(format_args!("negative value {n}")))
+}
+
+/// The conversation `new` creates: a fresh UUIDv7, active, state `{}`, created and updated now.
+pub(super) fn fresh_conversation(new: &NewConversation) -> Conversation {
+    let now = now_ms();
+    Conversation {
+        id: uuid::Uuid::now_v7().to_string(),
+        user_id: new.user_id.clone(),
+        contract: new.contract.clone(),
+        context: new.context.clone(),
+        state: Value::Object(serde_json::Map::new()),
+        status: ConversationStatus::Active,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// A conversation from the columns `id, user_id, contract, context, state, status, created_at,
+/// updated_at`.
+pub(super) fn conversation<R: StoreRow>(row: &R) -> Result<Conversation, StoreError> {
+    let id = row.text("id")?;
+    let field = |column| Field {
+        table: "conversations",
+        column,
+        row: &id,
+    };
+    let status = match row.text("status")?.as_str() {
+        "active" => ConversationStatus::Active,
+        "blocked" => ConversationStatus::Blocked,
+        other => return Err(field("status").corrupt(format_args!("unknown status {other:?}"))),
+    };
+    let context = json(row, field("context"))?;
+    let state = json(row, field("state"))?;
+    Ok(Conversation {
+        user_id: row.text("user_id")?,
+        contract: row.text("contract")?,
+        context,
+        state,
+        status,
+        created_at: row.int("created_at")?,
+        updated_at: row.int("updated_at")?,
+        id,
+    })
+}
+
+/// A listed conversation: the columns [`conversation`] reads plus `message_count` and
+/// `invalid_count`.
+pub(super) fn summary<R: StoreRow>(row: &R) -> Result<ConversationSummary, StoreError> {
+    let conversation = conversation(row)?;
+    let field = |column| Field {
+        table: "conversations",
+        column,
+        row: &conversation.id,
+    };
+    Ok(ConversationSummary {
+        message_count: count(row, field("message_count"))?,
+        invalid_count: count(row, field("invalid_count"))?,
+        conversation,
+    })
+}
+
+/// A message from every column of `messages`.
+pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
+    let id = row.int("id")?;
+    let key = id.to_string();
+    let field = |column| Field {
+        table: "messages",
+        column,
+        row: &key,
+    };
+    let role = match row.text("role")?.as_str() {
+        "user" => MessageRole::User,
+        "assistant" => MessageRole::Assistant,
+        other => return Err(field("role").corrupt(format_args!("unknown role {other:?}"))),
+    };
+    let attempt = row
+        .opt_int32("attempt")?
+        .map(|n| {
+            u32::try_from(n)
+                .map_err(|_| field("attempt").corrupt(format_args!("negative value {n}")))
+        })
+        .transpose()?;
+    let data = NewMessage {
+        conversation_id: row.text("conversation_id")?,
+        turn_id: row.text("turn_id")?,
+        role,
+        content: row.text("content")?,
+        value: row.opt_json(field("value"))?,
+        is_validated: row.flag("is_validated")?,
+        is_fallback: row.flag("is_fallback")?,
+        attempt,
+        contract: row.text("contract")?,
+        contract_version: row.text("contract_version")?,
+        request_payload: row.opt_json(field("request_payload"))?,
+        raw_response: row.opt_json(field("raw_response"))?,
+        violations: typed_json(row, field("violations"))?,
+        repairs: typed_json(row, field("repairs"))?,
+        provider: row.opt_text("provider")?,
+        model: row.opt_text("model")?,
+        tokens_in: opt_count(row, field("tokens_in"))?,
+        tokens_out: opt_count(row, field("tokens_out"))?,
+        latency_ms: opt_count(row, field("latency_ms"))?,
+        error: row.opt_text("error")?,
+    };
+    Ok(Message {
+        id,
+        data,
+        created_at: row.int("created_at")?,
+    })
+}
+
+/// A safety event from every column of `safety_events`.
+pub(super) fn safety_event<R: StoreRow>(row: &R) -> Result<SafetyEvent, StoreError> {
+    let id = row.int("id")?;
+    let key = id.to_string();
+    let field = |column| Field {
+        table: "safety_events",
+        column,
+        row: &key,
+    };
+    let data = NewSafetyEvent {
+        conversation_id: row.text("conversation_id")?,
+        message_id: row.opt_int("message_id")?,
+        level: row.text("level")?,
+        concerns: json(row, field("concerns"))?,
+        action: row.text("action")?,
+        notified_at: row.opt_int("notified_at")?,
+    };
+    Ok(SafetyEvent {
+        id,
+        data,
+        created_at: row.int("created_at")?,
+    })
+}
+
+/// The values of a [`NewMessage`] that both backends bind in another form: JSON serialised to
+/// text, numbers in the database's signed types. Text and boolean columns are bound as they are.
+#[derive(Debug)]
+pub(super) struct EncodedMessage {
+    /// `value` as JSON text.
+    pub value: Option<String>,
+    /// `request_payload` as JSON text.
+    pub request_payload: Option<String>,
+    /// `raw_response` as JSON text.
+    pub raw_response: Option<String>,
+    /// `violations` as a JSON array.
+    pub violations: String,
+    /// `repairs` as a JSON array.
+    pub repairs: String,
+    /// `attempt`.
+    pub attempt: Option<i32>,
+    /// `tokens_in`.
+    pub tokens_in: Option<i64>,
+    /// `tokens_out`.
+    pub tokens_out: Option<i64>,
+    /// `latency_ms`.
+    pub latency_ms: Option<i64>,
+}
+
+impl EncodedMessage {
+    /// Encodes `message`; a number too large for its column or a value that cannot be serialised
+    /// is an encode error (nothing is written).
+    pub fn new(message: &NewMessage) -> Result<Self, StoreError> {
+        Ok(Self {
+            value: message.value.as_ref().map(to_json).transpose()?,
+            request_payload: message.request_payload.as_ref().map(to_json).transpose()?,
+            raw_response: message.raw_response.as_ref().map(to_json).transpose()?,
+            violations: to_json(&message.violations)?,
+            repairs: to_json(&message.repairs)?,
+            attempt: message
+                .attempt
+                .map(|n| i32::try_from(n).map_err(|_| out_of_range("attempt", n)))
+                .transpose()?,
+            tokens_in: signed("tokens_in", message.tokens_in)?,
+            tokens_out: signed("tokens_out", message.tokens_out)?,
+            latency_ms: signed("latency_ms", message.latency_ms)?,
+        })
+    }
+}
+
+/// Serialises a value for a JSON column.
+pub(super) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value)
+        .map_err(|error| StoreError::Database(sqlx::Error::Encode(Box::new(error))))
+}
+
+/// A `u64` as the `BIGINT` that stores it.
+fn signed(column: &str, value: Option<u64>) -> Result<Option<i64>, StoreError> {
+    value
+        .map(|n| i64::try_from(n).map_err(|_| out_of_range(column, n)))
+        .transpose()
+}
+
+/// The error for a number its column cannot hold.
+fn out_of_range(column: &str, value: impl fmt::Display) -> StoreError {
+    StoreError::Database(sqlx::Error::Encode(
+        format!("{column} = {value} does not fit its column").into(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new_message() -> NewMessage {
+        NewMessage {
+            conversation_id: "c".into(),
+            turn_id: "t".into(),
+            role: MessageRole::Assistant,
+            content: "{}".into(),
+            value: Some(serde_json::json!({"a": [1, 2]})),
+            is_validated: true,
+            is_fallback: false,
+            attempt: Some(1),
+            contract: "k".into(),
+            contract_version: "1".into(),
+            request_payload: None,
+            raw_response: None,
+            violations: Vec::new(),
+            repairs: Vec::new(),
+            provider: None,
+            model: None,
+            tokens_in: Some(10),
+            tokens_out: None,
+            latency_ms: Some(0),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn encodes_json_and_numbers() {
+        let message = new_message();
+        let encoded = EncodedMessage::new(&message).unwrap();
+        assert_eq!(encoded.value.as_deref(), Some(r#"{"a":[1,2]}"#));
+        assert_eq!(encoded.request_payload, None);
+        assert_eq!(encoded.violations, "[]");
+        assert_eq!(encoded.repairs, "[]");
+        assert_eq!(encoded.attempt, Some(1));
+        assert_eq!(
+            (encoded.tokens_in, encoded.tokens_out, encoded.latency_ms),
+            (Some(10), None, Some(0))
+        );
+    }
+
+    #[test]
+    fn numbers_too_large_for_their_column_are_encode_errors() {
+        type Break = fn(&mut NewMessage);
+        let cases: [(&str, Break); 3] = [
+            ("tokens_in", |m| m.tokens_in = Some(u64::MAX)),
+            ("latency_ms", |m| m.latency_ms = Some(i64::MAX as u64 + 1)),
+            ("attempt", |m| m.attempt = Some(u32::MAX)),
+        ];
+        for (column, break_it) in cases {
+            let mut message = new_message();
+            break_it(&mut message);
+            let error = EncodedMessage::new(&message).unwrap_err();
+            assert!(
+                matches!(&error, StoreError::Database(sqlx::Error::Encode(_)))
+                    && error.to_string().contains(column),
+                "{column}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn corrupt_names_table_column_and_row() {
+        let field = Field {
+            table: "messages",
+            column: "violations",
+            row: "42",
+        };
+        let error = field.corrupt("expected a sequence");
+        assert_eq!(
+            error.to_string(),
+            r#"stored data could not be read: messages.violations of row "42": expected a sequence"#
+        );
+    }
+}

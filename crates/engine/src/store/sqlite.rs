@@ -1,0 +1,346 @@
+//! [`SqliteStore`]: the embedded backend. One database file (created, with its directory, when
+//! missing) in WAL mode with `synchronous=NORMAL`, foreign keys on and a busy timeout, behind a
+//! small connection pool; JSON is stored as text and booleans as 0/1. Writes that touch two
+//! tables take the write lock up front (`BEGIN IMMEDIATE`), so concurrent writers queue on the
+//! busy timeout instead of failing.
+
+use super::listing::{self, TextMatch};
+use super::migrations::{self, Embedded};
+use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::{
+    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
+    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Store, StoreError,
+    View, now_ms,
+};
+use async_trait::async_trait;
+use serde_json::Value;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+use sqlx::{Row, Sqlite};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// How long a connection waits for another's write lock before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Connections in the pool: SQLite has one writer at a time, so a few suffice for readers.
+const POOL_SIZE: u32 = 4;
+
+/// The SQLite migrations, in version order.
+const MIGRATIONS: &[Embedded] = &[Embedded {
+    version: 1,
+    name: "initial",
+    sql: include_str!("../../migrations/sqlite/0001_initial.sql"),
+}];
+
+/// Case-insensitive substring match. SQLite's `lower()` folds ASCII letters only (there is no
+/// ICU in the bundled build), and it is applied to both sides so that they are folded alike.
+const TEXT_MATCH: TextMatch = TextMatch {
+    before: "lower(m.content) LIKE lower(",
+    after: ") ESCAPE '\\'",
+};
+
+/// The SQLite store.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+impl SqliteStore {
+    /// Opens (creating if missing) the database file `sqlite://PATH` names and applies the
+    /// migrations. In-memory databases are refused: each pooled connection would see its own.
+    pub async fn open(url: &str) -> Result<Self, StoreError> {
+        if names_memory_database(url) {
+            return Err(StoreError::Config(format!(
+                "in-memory SQLite ({url:?}) is not supported: use sqlite://PATH"
+            )));
+        }
+        let options = SqliteConnectOptions::from_str(url)
+            .map_err(|error| StoreError::Config(format!("invalid SQLite URL {url:?}: {error}")))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let path = options.get_filename();
+        if path.as_os_str().is_empty() {
+            return Err(StoreError::Config(format!(
+                "SQLite URL {url:?} names no file: use sqlite://PATH"
+            )));
+        }
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            // Once, at start-up, before any connection exists: a blocking call is harmless here.
+            std::fs::create_dir_all(dir).map_err(|error| {
+                StoreError::Config(format!(
+                    "cannot create directory {}: {error}",
+                    dir.display()
+                ))
+            })?;
+        }
+        let pool = SqlitePoolOptions::new()
+            .max_connections(POOL_SIZE)
+            .connect_with(options)
+            .await?;
+        migrations::migrator(MIGRATIONS).run(&pool).await?;
+        Ok(Self { pool })
+    }
+}
+
+/// Whether a `sqlite:` URL names an in-memory database (`sqlite::memory:`, `?mode=memory`).
+fn names_memory_database(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+        .unwrap_or(url);
+    let (database, params) = rest.split_once('?').unwrap_or((rest, ""));
+    database == ":memory:" || params.split('&').any(|param| param == "mode=memory")
+}
+
+impl StoreRow for SqliteRow {
+    fn text(&self, column: &str) -> Result<String, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn int(&self, column: &str) -> Result<i64, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn flag(&self, column: &str) -> Result<bool, sqlx::Error> {
+        self.try_get(column)
+    }
+
+    fn opt_json(&self, field: Field<'_>) -> Result<Option<Value>, StoreError> {
+        let text: Option<String> = self.try_get(field.column)?;
+        text.map(|text| serde_json::from_str(&text).map_err(|error| field.corrupt(error)))
+            .transpose()
+    }
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    fn backend(&self) -> &'static str {
+        "sqlite"
+    }
+
+    async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
+        let conversation = rows::fresh_conversation(new);
+        sqlx::query(
+            "INSERT INTO conversations \
+             (id, user_id, contract, context, state, status, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&conversation.id)
+        .bind(&conversation.user_id)
+        .bind(&conversation.contract)
+        .bind(rows::to_json(&conversation.context)?)
+        .bind(rows::to_json(&conversation.state)?)
+        .bind(conversation.status.as_str())
+        .bind(conversation.created_at)
+        .bind(conversation.updated_at)
+        .execute(&self.pool)
+        .await?;
+        Ok(conversation)
+    }
+
+    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
+             FROM conversations WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(rows::conversation).transpose()
+    }
+
+    async fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: PageRequest,
+    ) -> Result<Page<ConversationSummary>, StoreError> {
+        let limit = listing::clamp_limit(page.limit);
+        // One read transaction: the total and the page come from the same snapshot.
+        let mut tx = self.pool.begin().await?;
+        let total: i64 = listing::count_query::<Sqlite>(filter, TEXT_MATCH)
+            .build_query_scalar()
+            .fetch_one(&mut *tx)
+            .await?;
+        let found = listing::page_query::<Sqlite>(filter, TEXT_MATCH, page)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Page {
+            items: found.iter().map(rows::summary).collect::<Result<_, _>>()?,
+            total: listing::total(total),
+            offset: page.offset,
+            limit,
+        })
+    }
+
+    async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?",
+        )
+        .bind(status.as_str())
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "UPDATE conversations SET state = ?, updated_at = max(updated_at, ?) WHERE id = ?",
+        )
+        .bind(rows::to_json(state)?)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&self.pool)
+        .await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
+        let encoded = EncodedMessage::new(message)?;
+        let now = now_ms();
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
+             is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
+             violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
+             created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&message.conversation_id)
+        .bind(&message.turn_id)
+        .bind(message.role.as_str())
+        .bind(&message.content)
+        .bind(encoded.value)
+        .bind(message.is_validated)
+        .bind(message.is_fallback)
+        .bind(encoded.attempt)
+        .bind(&message.contract)
+        .bind(&message.contract_version)
+        .bind(encoded.request_payload)
+        .bind(encoded.raw_response)
+        .bind(encoded.violations)
+        .bind(encoded.repairs)
+        .bind(&message.provider)
+        .bind(&message.model)
+        .bind(encoded.tokens_in)
+        .bind(encoded.tokens_out)
+        .bind(encoded.latency_ms)
+        .bind(&message.error)
+        .bind(now)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?")
+            .bind(now)
+            .bind(&message.conversation_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    async fn messages(
+        &self,
+        conversation_id: &str,
+        view: View,
+    ) -> Result<Vec<Message>, StoreError> {
+        let sql = match view {
+            View::User => {
+                "SELECT id, conversation_id, turn_id, role, content, value, is_validated, \
+                 is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
+                 violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
+                 created_at FROM messages \
+                 WHERE conversation_id = ? AND (role = 'user' OR is_validated) ORDER BY id"
+            }
+            View::Admin => {
+                "SELECT id, conversation_id, turn_id, role, content, value, is_validated, \
+                 is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
+                 violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
+                 created_at FROM messages WHERE conversation_id = ? ORDER BY id"
+            }
+        };
+        let found = sqlx::query(sql)
+            .bind(conversation_id)
+            .fetch_all(&self.pool)
+            .await?;
+        found.iter().map(rows::message).collect()
+    }
+
+    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO safety_events \
+             (conversation_id, message_id, level, concerns, action, notified_at, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        )
+        .bind(&event.conversation_id)
+        .bind(event.message_id)
+        .bind(&event.level)
+        .bind(rows::to_json(&event.concerns)?)
+        .bind(&event.action)
+        .bind(event.notified_at)
+        .bind(now_ms())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(id)
+    }
+
+    async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError> {
+        let found = sqlx::query(
+            "SELECT id, conversation_id, message_id, level, concerns, action, notified_at, \
+             created_at FROM safety_events WHERE conversation_id = ? ORDER BY id",
+        )
+        .bind(conversation_id)
+        .fetch_all(&self.pool)
+        .await?;
+        found.iter().map(rows::safety_event).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embeds_every_migration_file() {
+        migrations::assert_embeds_directory("migrations/sqlite", MIGRATIONS);
+    }
+
+    #[test]
+    fn recognises_in_memory_urls() {
+        for url in [
+            "sqlite::memory:",
+            "sqlite://:memory:",
+            "sqlite://?mode=memory",
+            "sqlite:x.db?mode=memory",
+        ] {
+            assert!(names_memory_database(url), "{url}");
+        }
+        for url in [
+            "sqlite://data/bridle.db",
+            "sqlite:///var/lib/bridle.db",
+            "sqlite:memory.db",
+        ] {
+            assert!(!names_memory_database(url), "{url}");
+        }
+    }
+}

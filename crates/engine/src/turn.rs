@@ -1,0 +1,343 @@
+//! [`run_turn`]: one user message → attempts → one final message (valid, or the contract's
+//! fallback). Steps 2–8 of the request path in ARCHITECTURE.md.
+//!
+//! Each attempt is stored the moment it ends, before anything else happens. An invalid reply
+//! is followed by exactly two messages — the model's own bad reply as the assistant turn, then
+//! one user message with the contract's bounded feedback — replacing the previous attempt's
+//! pair, so the prompt never accumulates feedback. Provider errors that another attempt may fix
+//! (timeouts, resets, 5xx, 429) count as failed attempts and are retried, honouring
+//! `Retry-After`; others (401, 400, …) end the turn at once.
+
+use crate::config::{ModelConfig, RetryPolicy};
+use crate::providers::{
+    ChatMessage, ChatRequest, Completion, Provider, ProviderError, ResponseFormat, Role, Usage,
+};
+use crate::store::{Conversation, MessageRole, NewMessage, Store, StoreError, View};
+use bridle_core::{Checked, Context, Contract, Repair, Violation};
+use serde::Serialize;
+use serde_json::Value;
+use std::time::Instant;
+
+/// Most earlier messages sent as history (the newest ones).
+pub const MAX_HISTORY_MESSAGES: usize = 50;
+
+/// Everything one turn needs.
+#[derive(Debug)]
+pub struct TurnInput<'a> {
+    /// Where attempts are recorded.
+    pub store: &'a dyn Store,
+    /// Who completes the chat.
+    pub provider: &'a dyn Provider,
+    /// Model settings.
+    pub model: &'a ModelConfig,
+    /// The contract replies must meet.
+    pub contract: &'a Contract,
+    /// Attempts and delays.
+    pub retry: RetryPolicy,
+    /// The conversation (already loaded; must be active).
+    pub conversation: &'a Conversation,
+    /// The application's own prompt, appended to the contract's instructions.
+    pub app_prompt: Option<&'a str>,
+    /// Per-request facts for the contract.
+    pub context: &'a Context,
+    /// The user's message.
+    pub user_message: &'a str,
+}
+
+/// The result of a turn that produced a final message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnOutcome {
+    /// Id shared by the turn's stored messages.
+    pub turn_id: String,
+    /// Id of the stored user message.
+    pub user_message_id: i64,
+    /// Id of the final stored message (the valid attempt, or the fallback).
+    pub message_id: i64,
+    /// The final value (meets the contract).
+    pub value: Value,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Repairs of the final attempt.
+    pub repairs: Vec<Repair>,
+    /// The attempts ran out and this is the contract's fallback.
+    pub fallback: bool,
+    /// Tokens used over all attempts.
+    pub usage: Usage,
+}
+
+/// A turn that produced no final message.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    /// Recording failed; nothing is lost silently.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The provider refused in a way retrying cannot fix (401, 400, …).
+    #[error("attempt {attempt} failed and cannot be retried: {error}")]
+    Provider {
+        /// The attempt that failed.
+        attempt: u32,
+        /// The provider's error.
+        error: ProviderError,
+    },
+    /// Every attempt failed and the contract has no fallback.
+    #[error("no valid reply after {attempts} attempt(s): {reason}")]
+    Exhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// The last attempt's violations (empty when it was a provider error).
+        violations: Vec<Violation>,
+        /// Why the last attempt failed, in words.
+        reason: String,
+    },
+}
+
+/// Runs one turn.
+pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
+    let turn_id = uuid::Uuid::now_v7().to_string();
+    let base = base_messages(&input).await?;
+    let user_message_id = input
+        .store
+        .record_message(&user_record(&input, &turn_id))
+        .await?;
+
+    let mut usage = Usage::default();
+    let mut readable: Vec<Value> = Vec::new();
+    // The previous attempt's (bad reply, feedback): the only retry context ever sent.
+    let mut correction: Option<(String, String)> = None;
+    let mut last_failure = String::new();
+    let mut last_violations = Vec::new();
+
+    for attempt in 1..=input.retry.max_attempts {
+        let request = request(&input, &base, correction.as_ref());
+        let payload =
+            serde_json::to_value(input.provider.payload(&request, false)).unwrap_or(Value::Null);
+        let started = Instant::now();
+        let result = input.provider.complete(&request).await;
+        let latency = started.elapsed();
+        let mut record = attempt_record(&input, &turn_id, attempt, payload, latency.as_millis());
+        let retry_after = match result {
+            Ok(completion) => {
+                let checked = input.contract.check(&completion.content, input.context);
+                fill_completion(&mut record, &completion, &checked);
+                if let Some(u) = completion.usage {
+                    usage += u;
+                }
+                let message_id = input.store.record_message(&record).await?;
+                if let Some(value) = checked.value.clone() {
+                    if checked.is_valid() {
+                        return Ok(TurnOutcome {
+                            turn_id,
+                            user_message_id,
+                            message_id,
+                            value,
+                            attempts: attempt,
+                            repairs: checked.repairs,
+                            fallback: false,
+                            usage,
+                        });
+                    }
+                    readable.push(value);
+                }
+                last_failure = summary(&checked.violations);
+                correction = Some((completion.content, input.contract.feedback(&checked)));
+                last_violations = checked.violations;
+                None
+            }
+            Err(error) => {
+                record.content = error.to_string();
+                record.error = Some(format!("{}: {error}", error.kind()));
+                input.store.record_message(&record).await?;
+                if !error.is_retryable() {
+                    return Err(TurnError::Provider { attempt, error });
+                }
+                last_failure = error.to_string();
+                last_violations = Vec::new();
+                error.retry_after()
+            }
+        };
+        if attempt < input.retry.max_attempts {
+            tokio::time::sleep(input.retry.delay_after(attempt, retry_after)).await;
+        }
+    }
+
+    let attempts = input.retry.max_attempts;
+    let candidates: Vec<&Value> = readable.iter().collect();
+    let Some(value) = input.contract.fallback(&candidates) else {
+        return Err(TurnError::Exhausted {
+            attempts,
+            violations: last_violations,
+            reason: last_failure,
+        });
+    };
+    let record = fallback_record(&input, &turn_id, &value, &last_failure);
+    let message_id = input.store.record_message(&record).await?;
+    Ok(TurnOutcome {
+        turn_id,
+        user_message_id,
+        message_id,
+        value,
+        attempts,
+        repairs: Vec::new(),
+        fallback: true,
+        usage,
+    })
+}
+
+/// System message (contract instructions + the application's prompt), then the validated
+/// history, then the user's message.
+async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreError> {
+    let mut system = input.contract.instructions(input.context);
+    if let Some(prompt) = input.app_prompt.filter(|p| !p.trim().is_empty()) {
+        system.push_str("\n\n");
+        system.push_str(prompt.trim());
+    }
+    let history = input
+        .store
+        .messages(&input.conversation.id, View::User)
+        .await?;
+    let skip = history.len().saturating_sub(MAX_HISTORY_MESSAGES);
+    let mut messages = vec![ChatMessage::new(Role::System, system)];
+    for message in history.into_iter().skip(skip) {
+        let role = match message.data.role {
+            MessageRole::User => Role::User,
+            MessageRole::Assistant => Role::Assistant,
+        };
+        // A valid reply is sent back in its clean form (repaired, coerced).
+        let content = match (&message.data.role, &message.data.value) {
+            (MessageRole::Assistant, Some(value)) => value.to_string(),
+            _ => message.data.content,
+        };
+        messages.push(ChatMessage::new(role, content));
+    }
+    messages.push(ChatMessage::new(Role::User, input.user_message));
+    Ok(messages)
+}
+
+fn request(
+    input: &TurnInput<'_>,
+    base: &[ChatMessage],
+    correction: Option<&(String, String)>,
+) -> ChatRequest {
+    let mut messages = base.to_vec();
+    if let Some((bad_reply, feedback)) = correction {
+        messages.push(ChatMessage::new(Role::Assistant, bad_reply.clone()));
+        messages.push(ChatMessage::new(Role::User, feedback.clone()));
+    }
+    let response_format =
+        input
+            .model
+            .native_structured_output
+            .then(|| ResponseFormat::JsonSchema {
+                name: input.contract.name().to_owned(),
+                schema: input.contract.schema().raw().clone(),
+            });
+    ChatRequest {
+        model: input.model.model.clone(),
+        messages,
+        temperature: input.model.temperature,
+        max_tokens: input.model.max_tokens,
+        response_format,
+    }
+}
+
+fn blank_record(input: &TurnInput<'_>, turn_id: &str, role: MessageRole) -> NewMessage {
+    NewMessage {
+        conversation_id: input.conversation.id.clone(),
+        turn_id: turn_id.to_owned(),
+        role,
+        content: String::new(),
+        value: None,
+        is_validated: false,
+        is_fallback: false,
+        attempt: None,
+        contract: input.contract.name().to_owned(),
+        contract_version: input.contract.version().to_string(),
+        request_payload: None,
+        raw_response: None,
+        violations: Vec::new(),
+        repairs: Vec::new(),
+        provider: None,
+        model: None,
+        tokens_in: None,
+        tokens_out: None,
+        latency_ms: None,
+        error: None,
+    }
+}
+
+fn user_record(input: &TurnInput<'_>, turn_id: &str) -> NewMessage {
+    NewMessage {
+        content: input.user_message.to_owned(),
+        is_validated: true,
+        ..blank_record(input, turn_id, MessageRole::User)
+    }
+}
+
+fn attempt_record(
+    input: &TurnInput<'_>,
+    turn_id: &str,
+    attempt: u32,
+    payload: Value,
+    latency_ms: u128,
+) -> NewMessage {
+    NewMessage {
+        attempt: Some(attempt),
+        request_payload: Some(payload),
+        provider: Some(input.provider.name().to_owned()),
+        model: Some(input.model.model.clone()),
+        latency_ms: Some(u64::try_from(latency_ms).unwrap_or(u64::MAX)),
+        ..blank_record(input, turn_id, MessageRole::Assistant)
+    }
+}
+
+fn fill_completion(record: &mut NewMessage, completion: &Completion, checked: &Checked) {
+    record.content = completion.content.clone();
+    record.value = checked.value.clone();
+    record.is_validated = checked.is_valid();
+    record.violations = checked.violations.clone();
+    record.repairs = checked.repairs.clone();
+    record.raw_response = Some(completion.raw.clone());
+    record.model = Some(completion.model.clone());
+    record.tokens_in = completion.usage.map(|u| u.input_tokens);
+    record.tokens_out = completion.usage.map(|u| u.output_tokens);
+}
+
+fn fallback_record(
+    input: &TurnInput<'_>,
+    turn_id: &str,
+    value: &Value,
+    reason: &str,
+) -> NewMessage {
+    NewMessage {
+        content: value.to_string(),
+        value: Some(value.clone()),
+        is_fallback: true,
+        error: Some(format!(
+            "fallback after {} attempt(s): {reason}",
+            input.retry.max_attempts
+        )),
+        ..blank_record(input, turn_id, MessageRole::Assistant)
+    }
+}
+
+/// The first violations in one line, for the turn's error text.
+fn summary(violations: &[Violation]) -> String {
+    let parts: Vec<String> = violations
+        .iter()
+        .take(3)
+        .map(|v| {
+            format!(
+                "{} [{}] {}",
+                if v.path.is_empty() { "/" } else { &v.path },
+                v.rule,
+                v.message
+            )
+        })
+        .collect();
+    let more = violations.len().saturating_sub(3);
+    if more > 0 {
+        format!("{} (+{more} more)", parts.join("; "))
+    } else {
+        parts.join("; ")
+    }
+}

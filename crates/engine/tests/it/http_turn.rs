@@ -1,0 +1,162 @@
+//! Turns over real HTTP: the engine's OpenAI and Anthropic providers against the mock LLM on
+//! loopback, on SQLite and PostgreSQL — attempts in the store equal the mock's request log one
+//! for one, 401 is not retried, the API key never reaches the store.
+
+use crate::turn::Backend;
+use bridle_engine::providers::ProviderError;
+use bridle_engine::store::{MessageRole, Store, View};
+use bridle_engine::{Config, Engine, EngineError, TurnError};
+use bridle_mock::{Fault, MockConfig, MockServer};
+use serde_json::json;
+use std::sync::Arc;
+
+const KEY: &str = "sk-live-9c1e-do-not-store";
+
+macro_rules! on_both_backends {
+    ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            let (_keep, store) = Backend::sqlite().await;
+            $behaviour(store).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            let (_keep, store) = Backend::postgres().await;
+            $behaviour(store).await;
+        }
+    )*};
+}
+
+on_both_backends! {
+    stored_attempts_equal_the_request_log: sqlite_stored_attempts_equal_the_request_log, postgres_stored_attempts_equal_the_request_log;
+    unauthorized_is_not_retried: sqlite_unauthorized_is_not_retried, postgres_unauthorized_is_not_retried;
+    anthropic_tool_output_end_to_end: sqlite_anthropic_tool_output_end_to_end, postgres_anthropic_tool_output_end_to_end;
+}
+
+fn engine(
+    store: Arc<dyn Store>,
+    server: &MockServer,
+    kind: &str,
+    key: &str,
+    native: bool,
+) -> Engine {
+    let text = format!(
+        "default_model = \"up\"\n[retry]\ndelay_ms = 0\n[providers.up]\nkind = \"{kind}\"\nbase_url = \"{}/v1\"\napi_key = \"{key}\"\n[models.up]\nprovider = \"up\"\nmodel = \"upstream-model\"\nnative_structured_output = {native}\n",
+        server.url()
+    );
+    Engine::with_store(
+        Config::from_toml(&text, &Default::default()).unwrap(),
+        store,
+    )
+    .unwrap()
+}
+
+async fn stored_attempts_equal_the_request_log(store: Arc<dyn Store>) {
+    let config = MockConfig {
+        fault_rate: 1.0,
+        faults: vec![Fault::WrongEnum, Fault::Http500, Fault::MissingRequired],
+        seed: 5,
+        require_api_key: Some(KEY.into()),
+        ..MockConfig::default()
+    };
+    let server = MockServer::start(config).await.unwrap();
+    let engine = engine(Arc::clone(&store), &server, "openai", KEY, false);
+    let conversation = engine
+        .start_conversation("ada", "selfhelp-response", json!({}))
+        .await
+        .unwrap();
+    let mut turns = 0;
+    for message in ["I keep procrastinating", "Any tips for focus?", "Thanks!"] {
+        match engine.send(&conversation.id, message, None).await {
+            Ok(_) => turns += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(turns, 3);
+    let stored: Vec<_> = store
+        .messages(&conversation.id, View::Admin)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.data.role == MessageRole::Assistant && !m.data.is_fallback)
+        .collect();
+    let logged = server.requests();
+    assert!(
+        logged.len() > 3,
+        "faults should have caused retries: {}",
+        logged.len()
+    );
+    assert_eq!(
+        stored.len(),
+        logged.len(),
+        "one stored attempt per request the mock received"
+    );
+    for (attempt, request) in stored.iter().zip(&logged) {
+        let payload = attempt.data.request_payload.as_ref().unwrap();
+        assert_eq!(
+            payload["body"], request.body,
+            "the stored payload is exactly the request sent"
+        );
+        assert_eq!(
+            attempt.data.is_validated,
+            request.answer.fault.is_none() && request.answer.status == 200
+        );
+        let text = payload.to_string();
+        assert!(!text.contains(KEY), "the API key reached the store: {text}");
+        assert_eq!(payload["headers"]["authorization"], "Bearer [REDACTED]");
+    }
+}
+
+async fn unauthorized_is_not_retried(store: Arc<dyn Store>) {
+    let server = MockServer::start(MockConfig {
+        require_api_key: Some(KEY.into()),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let engine = engine(Arc::clone(&store), &server, "openai", "sk-wrong", false);
+    let conversation = engine
+        .start_conversation("ada", "selfhelp-response", json!({}))
+        .await
+        .unwrap();
+    let error = engine
+        .send(&conversation.id, "Hello", None)
+        .await
+        .unwrap_err();
+    let EngineError::Turn(TurnError::Provider {
+        attempt: 1,
+        error: ProviderError::Status { status: 401, .. },
+    }) = &error
+    else {
+        panic!("{error}")
+    };
+    assert_eq!(server.requests().len(), 1, "a 401 is never retried");
+    let stored = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(stored.len(), 2, "the user message and the failed attempt");
+    assert!(stored[1].data.error.as_deref().unwrap().contains("401"));
+    assert!(!stored[1].data.is_validated);
+}
+
+async fn anthropic_tool_output_end_to_end(store: Arc<dyn Store>) {
+    let server = MockServer::start(MockConfig {
+        require_api_key: Some(KEY.into()),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let engine = engine(Arc::clone(&store), &server, "anthropic", KEY, true);
+    let conversation = engine
+        .start_conversation("ada", "selfhelp-response", json!({}))
+        .await
+        .unwrap();
+    let outcome = engine.send(&conversation.id, "Hello", None).await.unwrap();
+    assert_eq!(outcome.attempts, 1);
+    let logged = server.requests();
+    assert_eq!(logged[0].path, "/v1/messages");
+    assert_eq!(logged[0].body["tool_choice"]["name"], "respond");
+    let stored = store.messages(&conversation.id, View::Admin).await.unwrap();
+    let payload = stored[1].data.request_payload.as_ref().unwrap();
+    assert_eq!(payload["headers"]["x-api-key"], "[REDACTED]");
+    assert!(!payload.to_string().contains(KEY));
+}

@@ -1,0 +1,350 @@
+//! The provider conformance suite: every provider (OpenAI-compatible and Anthropic over real
+//! HTTP to the mock LLM on loopback, and the in-process mock) passes the same checks —
+//! completion, streaming, retry classification, Retry-After, auth, timeouts, redaction.
+
+use bridle_core::{Context, Contracts};
+use bridle_engine::providers::mock::Mock;
+use bridle_engine::providers::{
+    Anthropic, ChatMessage, ChatRequest, HttpSettings, OpenAi, OpenAiOptions, Provider,
+    ProviderError, ResponseFormat, Role, StreamEvent,
+};
+use bridle_mock::{Fault, MockConfig, MockServer, Script, ScriptTurn, Step};
+use futures::StreamExt;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    OpenAi,
+    Anthropic,
+    InProcess,
+}
+
+const ALL: [Kind; 3] = [Kind::OpenAi, Kind::Anthropic, Kind::InProcess];
+const HTTP: [Kind; 2] = [Kind::OpenAi, Kind::Anthropic];
+const KEY: &str = "sk-test-4f9a-secret";
+
+/// A provider of `kind` in front of a mock with `config`; the server (if any) lives as long as
+/// the returned value.
+async fn provider(
+    kind: Kind,
+    config: MockConfig,
+    key: Option<&str>,
+    timeout: Duration,
+) -> (Option<MockServer>, Box<dyn Provider>) {
+    let contracts = Contracts::builtin().unwrap();
+    if kind == Kind::InProcess {
+        return (
+            None,
+            Box::new(Mock::with_config(&contracts, config).unwrap()),
+        );
+    }
+    let server = MockServer::start(config).await.unwrap();
+    let settings = HttpSettings {
+        base_url: format!("{}/v1", server.url()),
+        api_key: key.map(str::to_owned),
+        timeout,
+    };
+    let provider: Box<dyn Provider> = match kind {
+        Kind::OpenAi => Box::new(OpenAi::new(settings, OpenAiOptions::default()).unwrap()),
+        _ => Box::new(Anthropic::new(settings, false).unwrap()),
+    };
+    (Some(server), provider)
+}
+
+fn scripted(steps: Vec<Step>) -> MockConfig {
+    MockConfig {
+        script: Some(Script {
+            turns: vec![ScriptTurn { attempts: steps }],
+        }),
+        ..MockConfig::default()
+    }
+}
+
+fn request() -> ChatRequest {
+    let contracts = Contracts::builtin().unwrap();
+    let contract = contracts.get("selfhelp-response").unwrap();
+    ChatRequest {
+        model: "test-model".into(),
+        messages: vec![
+            ChatMessage::new(Role::System, contract.instructions(&Context::new())),
+            ChatMessage::new(Role::User, "How do I calm down before a talk?"),
+        ],
+        temperature: Some(0.2),
+        max_tokens: Some(2048),
+        response_format: None,
+    }
+}
+
+fn meets_contract(text: &str) -> bool {
+    let contracts = Contracts::builtin().unwrap();
+    contracts
+        .get("selfhelp-response")
+        .unwrap()
+        .check(text, &Context::new())
+        .is_valid()
+}
+
+async fn collect(
+    provider: &dyn Provider,
+    request: &ChatRequest,
+) -> (String, Result<String, ProviderError>) {
+    let mut stream = provider.stream(request).await.unwrap();
+    let mut deltas = String::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(StreamEvent::Delta(d)) => deltas.push_str(&d),
+            Ok(StreamEvent::Done(c)) => return (deltas, Ok(c.content)),
+            Err(e) => return (deltas, Err(e)),
+        }
+    }
+    (deltas, Err(ProviderError::Stream("no Done event".into())))
+}
+
+#[tokio::test]
+async fn every_provider_completes_a_contract_reply() {
+    for kind in ALL {
+        let (_server, p) = provider(
+            kind,
+            MockConfig::default(),
+            Some(KEY),
+            Duration::from_secs(10),
+        )
+        .await;
+        let completion = p.complete(&request()).await.unwrap();
+        assert!(
+            meets_contract(&completion.content),
+            "{kind:?}: {}",
+            completion.content
+        );
+        let usage = completion.usage.unwrap();
+        assert!(
+            usage.input_tokens > 0 && usage.output_tokens > 0,
+            "{kind:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn every_provider_streams_deltas_that_add_up_to_the_reply() {
+    for kind in ALL {
+        let (_server, p) = provider(
+            kind,
+            MockConfig::default(),
+            Some(KEY),
+            Duration::from_secs(10),
+        )
+        .await;
+        let (deltas, done) = collect(p.as_ref(), &request()).await;
+        let done = done.unwrap();
+        assert_eq!(deltas, done, "{kind:?}");
+        assert!(meets_contract(&done), "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn server_errors_and_rate_limits_are_retryable_with_retry_after() {
+    for kind in ALL {
+        let (_server, p) = provider(
+            kind,
+            scripted(vec![Step::Fault(Fault::Http500)]),
+            None,
+            Duration::from_secs(10),
+        )
+        .await;
+        let e = p.complete(&request()).await.unwrap_err();
+        assert!(
+            matches!(e, ProviderError::Status { status: 500, .. }) && e.is_retryable(),
+            "{kind:?}: {e}"
+        );
+
+        let (_server, p) = provider(
+            kind,
+            scripted(vec![Step::Fault(Fault::Http429 {
+                retry_after_secs: 2,
+            })]),
+            None,
+            Duration::from_secs(10),
+        )
+        .await;
+        let e = p.complete(&request()).await.unwrap_err();
+        assert!(e.is_retryable(), "{kind:?}");
+        assert_eq!(
+            e.retry_after(),
+            Some(Duration::from_secs(2)),
+            "{kind:?}: {e}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_broken_stream_is_a_retryable_stream_error() {
+    for kind in ALL {
+        let (_server, p) = provider(
+            kind,
+            scripted(vec![Step::Fault(Fault::BrokenStream)]),
+            None,
+            Duration::from_secs(10),
+        )
+        .await;
+        let result = match p.stream(&request()).await {
+            Ok(mut stream) => {
+                let mut last = None;
+                while let Some(event) = stream.next().await {
+                    last = Some(event);
+                }
+                last.unwrap()
+            }
+            Err(e) => Err(e),
+        };
+        let e = result.map(|_| ()).unwrap_err();
+        assert!(e.is_retryable(), "{kind:?}: {e}");
+    }
+}
+
+#[tokio::test]
+async fn a_wrong_key_is_final_and_a_right_key_passes() {
+    for kind in HTTP {
+        let config = MockConfig {
+            require_api_key: Some(KEY.into()),
+            ..MockConfig::default()
+        };
+        let (_server, p) = provider(
+            kind,
+            config.clone(),
+            Some("sk-wrong"),
+            Duration::from_secs(10),
+        )
+        .await;
+        let e = p.complete(&request()).await.unwrap_err();
+        assert!(
+            matches!(e, ProviderError::Status { status: 401, .. }),
+            "{kind:?}: {e}"
+        );
+        assert!(!e.is_retryable());
+        let (_server, p) = provider(kind, config, Some(KEY), Duration::from_secs(10)).await;
+        assert!(p.complete(&request()).await.is_ok(), "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn slow_answers_time_out_and_dead_servers_refuse() {
+    for kind in HTTP {
+        let config = MockConfig {
+            latency_ms: 2000,
+            ..MockConfig::default()
+        };
+        let (_server, p) = provider(kind, config, None, Duration::from_millis(300)).await;
+        let e = p.complete(&request()).await.unwrap_err();
+        assert!(
+            matches!(e, ProviderError::Timeout(_)) && e.is_retryable(),
+            "{kind:?}: {e}"
+        );
+
+        // A port nothing listens on.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let settings = HttpSettings {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            api_key: None,
+            timeout: Duration::from_secs(2),
+        };
+        let p: Box<dyn Provider> = match kind {
+            Kind::OpenAi => Box::new(OpenAi::new(settings, OpenAiOptions::default()).unwrap()),
+            _ => Box::new(Anthropic::new(settings, false).unwrap()),
+        };
+        let e = p.complete(&request()).await.unwrap_err();
+        assert!(
+            matches!(e, ProviderError::Connection(_)) && e.is_retryable(),
+            "{kind:?}: {e}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn payloads_are_exact_bodies_with_keys_redacted() {
+    for kind in HTTP {
+        let (server, p) = provider(
+            kind,
+            MockConfig::default(),
+            Some(KEY),
+            Duration::from_secs(10),
+        )
+        .await;
+        let request = request();
+        p.complete(&request).await.unwrap();
+        let payload = p.payload(&request, false);
+        let text = serde_json::to_string(&payload).unwrap();
+        assert!(!text.contains(KEY), "{kind:?}: the key leaked: {text}");
+        assert!(text.contains("[REDACTED]"), "{kind:?}");
+        // The stored body is exactly what the server received.
+        let logged = server.unwrap().requests();
+        assert_eq!(logged.len(), 1);
+        assert_eq!(logged[0].body, payload.body, "{kind:?}");
+    }
+}
+
+#[tokio::test]
+async fn native_structured_output_is_passed_through_where_enabled() {
+    let contracts = Contracts::builtin().unwrap();
+    let schema = contracts
+        .get("selfhelp-response")
+        .unwrap()
+        .schema()
+        .raw()
+        .clone();
+    let mut req = request();
+    req.response_format = Some(ResponseFormat::JsonSchema {
+        name: "selfhelp-response".into(),
+        schema,
+    });
+    let server = MockServer::start(MockConfig::default()).await.unwrap();
+    let settings = HttpSettings {
+        base_url: format!("{}/v1", server.url()),
+        api_key: None,
+        timeout: Duration::from_secs(10),
+    };
+    let openai = OpenAi::new(
+        settings.clone(),
+        OpenAiOptions {
+            native_structured_output: true,
+            merge_system: true,
+        },
+    )
+    .unwrap();
+    let body = openai.payload(&req, false).body;
+    assert_eq!(body["response_format"]["type"], "json_schema");
+    assert_eq!(
+        body["messages"][0]["role"], "user",
+        "system text merged into the first user message"
+    );
+    assert!(
+        body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("meets the contract")
+    );
+    assert!(meets_contract(
+        &openai.complete(&req).await.unwrap().content
+    ));
+    let plain = OpenAi::new(settings.clone(), OpenAiOptions::default()).unwrap();
+    assert!(
+        plain
+            .payload(&req, false)
+            .body
+            .get("response_format")
+            .is_none()
+    );
+
+    let anthropic = Anthropic::new(settings, true).unwrap();
+    let body = anthropic.payload(&req, false).body;
+    assert_eq!(body["tool_choice"]["name"], "respond");
+    let completion = anthropic.complete(&req).await.unwrap();
+    assert!(
+        meets_contract(&completion.content),
+        "{}",
+        completion.content
+    );
+    let (deltas, done) = collect(&anthropic, &req).await;
+    assert_eq!(deltas, done.unwrap());
+}

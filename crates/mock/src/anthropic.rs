@@ -1,0 +1,315 @@
+//! The Anthropic Messages front end: [`parse`] reads a `POST /v1/messages` body (top-level
+//! `system`, `messages` with text / `tool_use` / `tool_result` blocks, `max_tokens`, `tools`
+//! with a forced `tool_choice`) into a [`Call`], [`render`] writes a [`MockReply`] as a
+//! `message` object or as the `message_start` … `message_stop` SSE events, and [`error`] writes
+//! Anthropic-shaped error bodies.
+
+use crate::request::{MockMessage, MockReply, MockRequest, ReplyFormat, Role, StopReason, Usage};
+use crate::server::{Call, Rendered, pieces};
+use serde_json::{Value, json};
+
+/// Reads a Messages request; the error is a message for a 400.
+pub(crate) fn parse(body: &Value) -> Result<Call, String> {
+    let body = body
+        .as_object()
+        .ok_or("the request body must be a JSON object")?;
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .ok_or("model: field required (a string)")?;
+    match body.get("max_tokens").and_then(Value::as_u64) {
+        Some(n) if n >= 1 => {}
+        _ => return Err("max_tokens: field required (an integer of at least 1)".into()),
+    }
+    let raw_messages = body
+        .get("messages")
+        .and_then(Value::as_array)
+        .ok_or("messages: field required (an array)")?;
+    if raw_messages.is_empty() {
+        return Err("messages: at least one message is required".into());
+    }
+    let mut messages = Vec::with_capacity(raw_messages.len() + 1);
+    match body.get("system") {
+        None | Some(Value::Null) => {}
+        Some(system) => messages.push(MockMessage {
+            role: Role::System,
+            content: text_of(system)
+                .ok_or("system: must be a string or an array of text blocks")?,
+        }),
+    }
+    for (i, message) in raw_messages.iter().enumerate() {
+        let role = match message.get("role").and_then(Value::as_str) {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            _ => {
+                return Err(format!(
+                    "messages.{i}.role: must be \"user\" or \"assistant\""
+                ));
+            }
+        };
+        let content = message.get("content").and_then(text_of).ok_or_else(|| {
+            format!("messages.{i}.content: must be a string or an array of blocks")
+        })?;
+        messages.push(MockMessage { role, content });
+    }
+    let format = match body.get("tool_choice") {
+        Some(choice) if choice.get("type").and_then(Value::as_str) == Some("tool") => {
+            let name = choice
+                .get("name")
+                .and_then(Value::as_str)
+                .ok_or("tool_choice.name: field required")?;
+            let schema = body
+                .get("tools")
+                .and_then(Value::as_array)
+                .and_then(|tools| {
+                    tools
+                        .iter()
+                        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
+                })
+                .and_then(|tool| tool.get("input_schema"))
+                .ok_or_else(|| format!("tool_choice names {name:?}, which is not among tools"))?;
+            ReplyFormat::Tool {
+                name: name.to_owned(),
+                schema: schema.clone(),
+            }
+        }
+        _ => ReplyFormat::Free,
+    };
+    let stream = match body.get("stream") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return Err("stream: must be a boolean".into()),
+    };
+    Ok(Call {
+        request: MockRequest {
+            model: model.to_owned(),
+            messages,
+            format,
+            stream,
+        },
+        include_usage: true,
+    })
+}
+
+/// The text of a string or of an array of blocks (`text`, `tool_use` input as JSON,
+/// `tool_result` content), parts joined by newlines.
+fn text_of(content: &Value) -> Option<String> {
+    match content {
+        Value::String(text) => Some(text.clone()),
+        Value::Array(blocks) => Some(
+            blocks
+                .iter()
+                .filter_map(|block| match block.get("type").and_then(Value::as_str) {
+                    Some("text") => block.get("text").and_then(Value::as_str).map(str::to_owned),
+                    Some("tool_use") => block.get("input").map(Value::to_string),
+                    Some("tool_result") => block.get("content").and_then(text_of),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => None,
+    }
+}
+
+/// An Anthropic error body.
+pub(crate) fn error(status: u16, message: &str) -> Value {
+    let kind = match status {
+        400 => "invalid_request_error",
+        401 => "authentication_error",
+        404 => "not_found_error",
+        429 => "rate_limit_error",
+        529 => "overloaded_error",
+        _ => "api_error",
+    };
+    json!({"type": "error", "error": {"type": kind, "message": message}})
+}
+
+fn frame(event: &str, data: &Value) -> String {
+    format!("event: {event}\ndata: {data}\n\n")
+}
+
+/// The reply as a `message` object or as SSE events.
+pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
+    let model = call.request.model.as_str();
+    let id = reply.info().id.clone();
+    // (the block, its streamed text, usage, stop reason, broken)
+    let (block, streamed, usage, stop, broken) = match reply {
+        MockReply::Http {
+            status,
+            retry_after,
+            message,
+            ..
+        } => {
+            return Rendered::Json {
+                status: *status,
+                retry_after: *retry_after,
+                body: error(*status, message),
+            };
+        }
+        MockReply::Text {
+            content,
+            usage,
+            stop,
+            ..
+        } => (
+            text_block(content),
+            content.clone(),
+            usage,
+            stop_reason(*stop),
+            false,
+        ),
+        MockReply::ToolCall {
+            name, input, usage, ..
+        } => (
+            tool_block(&id, name, input),
+            input.to_string(),
+            usage,
+            "tool_use",
+            false,
+        ),
+        MockReply::BrokenStream {
+            content,
+            tool,
+            usage,
+            ..
+        } => {
+            let block = match tool {
+                Some(name) => tool_block(&id, name, &Value::Object(Default::default())),
+                None => text_block(content),
+            };
+            (block, content.clone(), usage, "end_turn", true)
+        }
+    };
+    let message = |content: Value, stop: Value, usage: Value| {
+        json!({
+            "id": format!("msg_mock_{id}"),
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": null,
+            "usage": usage,
+        })
+    };
+    if !call.request.stream {
+        return Rendered::Json {
+            status: 200,
+            retry_after: None,
+            body: message(json!([block]), json!(stop), usage_json(usage)),
+        };
+    }
+    let is_tool = block.get("type") == Some(&json!("tool_use"));
+    let start_block = if is_tool {
+        let mut empty = block.clone();
+        if let Some(object) = empty.as_object_mut() {
+            object.insert("input".into(), json!({}));
+        }
+        empty
+    } else {
+        text_block("")
+    };
+    let start_usage = json!({"input_tokens": usage.prompt_tokens, "output_tokens": 1});
+    let mut frames = vec![
+        frame(
+            "message_start",
+            &json!({"type": "message_start", "message": message(json!([]), Value::Null, start_usage)}),
+        ),
+        frame(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": 0, "content_block": start_block}),
+        ),
+    ];
+    let parts = pieces(&streamed);
+    let sent = if broken { parts.len() / 2 } else { parts.len() };
+    for piece in parts.iter().take(sent) {
+        let delta = if is_tool {
+            json!({"type": "input_json_delta", "partial_json": piece})
+        } else {
+            json!({"type": "text_delta", "text": piece})
+        };
+        frames.push(frame(
+            "content_block_delta",
+            &json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+        ));
+    }
+    if !broken {
+        frames.push(frame(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": 0}),
+        ));
+        frames.push(frame(
+            "message_delta",
+            &json!({"type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": null},
+                    "usage": {"output_tokens": usage.completion_tokens}}),
+        ));
+        frames.push(frame("message_stop", &json!({"type": "message_stop"})));
+    }
+    Rendered::Events { frames, broken }
+}
+
+fn text_block(text: &str) -> Value {
+    json!({"type": "text", "text": text})
+}
+
+fn tool_block(id: &str, name: &str, input: &Value) -> Value {
+    json!({"type": "tool_use", "id": format!("toolu_mock_{id}"), "name": name, "input": input})
+}
+
+fn usage_json(usage: &Usage) -> Value {
+    json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens})
+}
+
+fn stop_reason(stop: StopReason) -> &'static str {
+    match stop {
+        StopReason::End => "end_turn",
+        StopReason::Length => "max_tokens",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_read_with_blocks_and_forced_tools() {
+        let call = parse(&json!({
+            "model": "claude-x",
+            "max_tokens": 100,
+            "system": [{"type": "text", "text": "rules"}],
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "reply", "input": {"a": 1}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "bad"},
+                                             {"type": "text", "text": "Your previous reply did not meet the contract"}]}
+            ],
+            "tools": [{"name": "reply", "input_schema": {"type": "object"}}],
+            "tool_choice": {"type": "tool", "name": "reply"}
+        }))
+        .unwrap();
+        let messages = &call.request.messages;
+        assert_eq!(
+            (messages[0].role, messages[0].content.as_str()),
+            (Role::System, "rules")
+        );
+        assert_eq!(messages[2].content, "{\"a\":1}");
+        assert!(messages[3].is_feedback());
+        assert!(matches!(&call.request.format, ReplyFormat::Tool { name, .. } if name == "reply"));
+        let bad = [
+            json!({"model": "m", "messages": [{"role": "user", "content": "x"}]}),
+            json!({"model": "m", "max_tokens": 0, "messages": [{"role": "user", "content": "x"}]}),
+            json!({"model": "m", "max_tokens": 5, "messages": []}),
+            json!({"model": "m", "max_tokens": 5, "messages": [{"role": "system", "content": "x"}]}),
+            json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": 1}]}),
+            json!({"model": "m", "max_tokens": 5, "system": 3, "messages": [{"role": "user", "content": "x"}]}),
+            json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "x"}],
+                   "tool_choice": {"type": "tool", "name": "nope"}}),
+            json!({"max_tokens": 5, "messages": [{"role": "user", "content": "x"}]}),
+        ];
+        for body in bad {
+            assert!(parse(&body).is_err(), "{body}");
+        }
+    }
+}

@@ -1,0 +1,186 @@
+//! [`MockConfig`]: how the mock model behaves — seed, fault rate and mix, an optional script,
+//! added latency, an optional API key to require, and the contracts it recognises — with
+//! [`MockConfig::validate`] to refuse settings that make no sense before anything runs.
+
+use crate::faults::Fault;
+use crate::script::Script;
+use bridle_core::Contracts;
+
+/// Longest delay a fault or the latency setting may add, in milliseconds.
+pub const MAX_DELAY_MS: u64 = 600_000;
+/// Longest `Retry-After` a fault may send, in seconds.
+pub const MAX_RETRY_AFTER_SECS: u64 = 3600;
+
+/// The mock model's settings.
+#[derive(Debug, Clone)]
+pub struct MockConfig {
+    /// Seed of every random choice: same seed and same request → same answer.
+    pub seed: u64,
+    /// Chance (0.0–1.0) that a request draws a fault from `faults`; ignored with a script.
+    pub fault_rate: f64,
+    /// The faults drawn from (default: every content fault, HTTP 500, HTTP 429).
+    pub faults: Vec<Fault>,
+    /// A scripted run; when set, it alone decides the faults.
+    pub script: Option<Script>,
+    /// Added to every answer, in milliseconds.
+    pub latency_ms: u64,
+    /// When set, requests must carry `Authorization: Bearer KEY` or `x-api-key: KEY`.
+    pub require_api_key: Option<String>,
+    /// Contracts recognised by name in the system prompt.
+    pub contracts: Contracts,
+}
+
+/// Settings that make no sense.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ConfigError {
+    /// The fault rate is not a probability.
+    #[error("fault_rate must be between 0.0 and 1.0, not {0}")]
+    FaultRate(f64),
+    /// Faults are asked for but none may be drawn.
+    #[error("fault_rate is above 0 but the fault mix is empty")]
+    EmptyMix,
+    /// A delay or `Retry-After` beyond reason.
+    #[error(
+        "{0} is out of range (delays up to {MAX_DELAY_MS} ms, Retry-After up to {MAX_RETRY_AFTER_SECS} s)"
+    )]
+    OutOfRange(String),
+    /// An empty key would make every request unauthorised, or authorise a blank header.
+    #[error("require_api_key must not be empty")]
+    EmptyApiKey,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            fault_rate: 0.0,
+            faults: Fault::default_mix(),
+            script: None,
+            latency_ms: 0,
+            require_api_key: None,
+            contracts: Contracts::builtin().unwrap_or_default(),
+        }
+    }
+}
+
+impl MockConfig {
+    /// The defaults: seed 0, no faults, no latency, no key, the built-in contracts.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With seed `seed`.
+    #[must_use]
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// With fault rate `rate` (0.0–1.0).
+    #[must_use]
+    pub fn with_fault_rate(mut self, rate: f64) -> Self {
+        self.fault_rate = rate;
+        self
+    }
+
+    /// With the fault mix `faults`.
+    #[must_use]
+    pub fn with_faults(mut self, faults: impl Into<Vec<Fault>>) -> Self {
+        self.faults = faults.into();
+        self
+    }
+
+    /// With a script.
+    #[must_use]
+    pub fn with_script(mut self, script: Script) -> Self {
+        self.script = Some(script);
+        self
+    }
+
+    /// With `ms` milliseconds added to every answer.
+    #[must_use]
+    pub fn with_latency_ms(mut self, ms: u64) -> Self {
+        self.latency_ms = ms;
+        self
+    }
+
+    /// Requiring API key `key`.
+    #[must_use]
+    pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
+        self.require_api_key = Some(key.into());
+        self
+    }
+
+    /// With the contracts `contracts`.
+    #[must_use]
+    pub fn with_contracts(mut self, contracts: Contracts) -> Self {
+        self.contracts = contracts;
+        self
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(0.0..=1.0).contains(&self.fault_rate) {
+            return Err(ConfigError::FaultRate(self.fault_rate));
+        }
+        if self.fault_rate > 0.0 && self.faults.is_empty() && self.script.is_none() {
+            return Err(ConfigError::EmptyMix);
+        }
+        if self.latency_ms > MAX_DELAY_MS {
+            return Err(ConfigError::OutOfRange(format!(
+                "latency_ms {}",
+                self.latency_ms
+            )));
+        }
+        let scripted = self
+            .script
+            .iter()
+            .flat_map(|s| s.turns.iter())
+            .flat_map(|t| t.attempts.iter())
+            .filter_map(|step| match step {
+                crate::script::Step::Fault(fault) => Some(fault),
+                _ => None,
+            });
+        for fault in self.faults.iter().chain(scripted) {
+            match fault {
+                Fault::Slow { ms } if *ms > MAX_DELAY_MS => {
+                    return Err(ConfigError::OutOfRange(fault.to_string()));
+                }
+                Fault::Http429 { retry_after_secs } if *retry_after_secs > MAX_RETRY_AFTER_SECS => {
+                    return Err(ConfigError::OutOfRange(fault.to_string()));
+                }
+                _ => {}
+            }
+        }
+        if self.require_api_key.as_deref().is_some_and(str::is_empty) {
+            return Err(ConfigError::EmptyApiKey);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_nonsense_is_refused() {
+        let config = MockConfig::new();
+        assert!(config.validate().is_ok());
+        assert!(config.contracts.get("selfhelp-response").is_ok());
+        let bad = [
+            MockConfig::new().with_fault_rate(1.5),
+            MockConfig::new().with_fault_rate(f64::NAN),
+            MockConfig::new().with_fault_rate(0.5).with_faults(vec![]),
+            MockConfig::new().with_latency_ms(MAX_DELAY_MS + 1),
+            MockConfig::new().with_faults(vec![Fault::Slow { ms: u64::MAX }]),
+            MockConfig::new().with_faults(vec![Fault::Http429 {
+                retry_after_secs: 100_000,
+            }]),
+            MockConfig::new().with_api_key(""),
+        ];
+        for config in bad {
+            assert!(config.validate().is_err(), "{config:?}");
+        }
+    }
+}

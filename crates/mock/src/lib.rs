@@ -1,0 +1,51 @@
+//! `bridle-mock`: the mock LLM of Bridle. [`MockModel`] answers chat requests with realistic,
+//! schema-driven replies — valid for the contract Bridle's instructions name, or for the
+//! request's own JSON Schema — and misbehaves on purpose in typed, reproducible ways
+//! ([`Fault`]), from a seeded draw or a [`Script`]. Faults are fixable: when Bridle's retry
+//! feedback names what a fault broke, the next attempt is valid; when it does not, the fault is
+//! repeated — so good feedback and bad feedback can be told apart in tests.
+//!
+//! Use it in process ([`MockModel::respond`]) or over HTTP ([`serve`], [`MockServer`]) with the
+//! OpenAI Chat Completions and Anthropic Messages formats, streaming included.
+//!
+//! ```
+//! use bridle_mock::{MockConfig, MockMessage, MockModel, MockReply, MockRequest, Role};
+//!
+//! let model = MockModel::new(MockConfig::new().with_seed(7)).unwrap();
+//! let contracts = bridle_core::Contracts::builtin().unwrap();
+//! let contract = contracts.get("selfhelp-response").unwrap();
+//! let system = contract.instructions(&bridle_core::Context::new());
+//! let request = MockRequest::new("gpt-test", vec![
+//!     MockMessage::new(Role::System, system),
+//!     MockMessage::new(Role::User, "I can't sleep."),
+//! ]);
+//! let MockReply::Text { content, .. } = model.respond(&request) else { unreachable!() };
+//! assert!(contract.check(&content, &bridle_core::Context::new()).is_valid());
+//! ```
+
+mod anthropic;
+mod config;
+mod faults;
+mod fixes;
+mod generate;
+mod log;
+mod model;
+mod openai;
+mod request;
+mod scalars;
+mod script;
+mod server;
+mod shape;
+mod words;
+
+pub use config::{ConfigError, MAX_DELAY_MS, MAX_RETRY_AFTER_SECS, MockConfig};
+pub use faults::{Broken, Fault, UnknownFault};
+pub use generate::{Generated, Hints, MAX_TRIES, generate, generate_valid};
+pub use log::{Answer, LoggedRequest};
+pub use model::MockModel;
+pub use request::{
+    FEEDBACK_PREFIX, MockMessage, MockReply, MockRequest, ReplyFormat, ReplyInfo, Role, StopReason,
+    Usage,
+};
+pub use script::{Script, ScriptError, ScriptTurn, Step};
+pub use server::{MockServer, app, serve};

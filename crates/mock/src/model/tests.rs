@@ -1,0 +1,344 @@
+//! Tests of [`MockModel`]: named contracts, feedback that fixes (or does not fix) each content
+//! fault, transport faults and retries, scripts, plain text, native and prompt schemas, forced
+//! tools, determinism.
+
+use super::*;
+use crate::request::{FEEDBACK_PREFIX, MockMessage, Role};
+use crate::script::Script;
+use bridle_core::Contracts;
+
+fn selfhelp() -> Arc<Contract> {
+    Contracts::builtin()
+        .unwrap()
+        .get("selfhelp-response")
+        .unwrap()
+}
+
+fn model(config: MockConfig) -> MockModel {
+    MockModel::new(config).unwrap()
+}
+
+fn faulty(fault: Fault, seed: u64) -> MockModel {
+    model(
+        MockConfig::new()
+            .with_seed(seed)
+            .with_fault_rate(1.0)
+            .with_faults(vec![fault]),
+    )
+}
+
+/// The request of attempt `1 + retries.len()`: system, user, then each bad reply and its
+/// feedback.
+fn request(system: &str, user: &str, retries: &[(String, String)]) -> MockRequest {
+    let mut messages = vec![
+        MockMessage::new(Role::System, system),
+        MockMessage::new(Role::User, user),
+    ];
+    for (reply, feedback) in retries {
+        messages.push(MockMessage::new(Role::Assistant, reply.clone()));
+        messages.push(MockMessage::new(Role::User, feedback.clone()));
+    }
+    MockRequest::new("mock-test", messages)
+}
+
+fn text(reply: &MockReply) -> &str {
+    match reply {
+        MockReply::Text { content, .. } => content,
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+fn system() -> String {
+    selfhelp().instructions(&Context::new())
+}
+
+#[test]
+fn a_named_contract_gets_valid_replies() {
+    let contract = selfhelp();
+    for seed in 0..20 {
+        let mock = model(MockConfig::new().with_seed(seed));
+        let reply = mock.respond(&request(&system(), &format!("question {seed}"), &[]));
+        let checked = contract.check(text(&reply), &Context::new());
+        assert!(checked.is_valid(), "seed {seed}: {:?}", checked.violations);
+        assert_eq!(checked.value.unwrap()["metadata"]["model"], "mock-test");
+        assert_eq!((reply.fault(), reply.info().attempt), (None, 1));
+    }
+}
+
+#[test]
+fn good_feedback_fixes_each_content_fault_and_bad_feedback_does_not() {
+    let contract = selfhelp();
+    let ctx = Context::new();
+    for fault in [
+        Fault::WrongKey,
+        Fault::MissingRequired,
+        Fault::WrongEnum,
+        Fault::Truncate,
+        Fault::PlainText,
+    ] {
+        for seed in 0..8 {
+            let mock = faulty(fault, seed);
+            let user = "I feel stressed at work.";
+            let first = mock.respond(&request(&system(), user, &[]));
+            assert_eq!(first.fault(), Some(fault), "{fault} seed {seed}");
+            let target = first.info().target.clone().unwrap();
+            let checked = contract.check(text(&first), &ctx);
+            assert!(!checked.is_valid(), "{fault} seed {seed}");
+            let good = contract.feedback(&checked);
+            assert!(mentions(&good, &target), "{fault}: {target} not in {good}");
+
+            let bad = format!(
+                "{FEEDBACK_PREFIX} \"selfhelp-response\". Problems found: 1.\n1. at /nowhere (required): fix it.\n"
+            );
+            let repeated = mock.respond(&request(
+                &system(),
+                user,
+                &[(text(&first).into(), bad.clone())],
+            ));
+            if target.is_empty() {
+                // A whole-reply fault is fixed by any feedback.
+                assert!(contract.check(text(&repeated), &ctx).is_valid(), "{fault}");
+            } else {
+                assert_eq!(repeated.fault(), Some(fault), "{fault} seed {seed}");
+                assert_eq!(
+                    text(&repeated),
+                    text(&first),
+                    "{fault}: the same mistake again"
+                );
+                assert_eq!(repeated.info().attempt, 2);
+                // Still wrong after two bad feedbacks.
+                let third = mock.respond(&request(
+                    &system(),
+                    user,
+                    &[
+                        (text(&first).into(), bad.clone()),
+                        (text(&repeated).into(), bad),
+                    ],
+                ));
+                assert_eq!((third.fault(), third.info().attempt), (Some(fault), 3));
+            }
+
+            let fixed = mock.respond(&request(&system(), user, &[(text(&first).into(), good)]));
+            let checked = contract.check(text(&fixed), &ctx);
+            assert!(
+                checked.is_valid(),
+                "{fault} seed {seed}: {:?}",
+                checked.violations
+            );
+            assert_eq!((fixed.fault(), fixed.info().attempt), (None, 2));
+        }
+    }
+}
+
+#[test]
+fn repairable_faults_pass_the_check_with_repairs() {
+    let contract = selfhelp();
+    for fault in [Fault::Fence, Fault::Prose, Fault::TrailingComma] {
+        let reply = faulty(fault, 1).respond(&request(&system(), "hi", &[]));
+        let checked = contract.check(text(&reply), &Context::new());
+        assert!(checked.is_valid() && !checked.repairs.is_empty(), "{fault}");
+        assert_eq!(reply.info().target.as_deref(), Some(""));
+    }
+}
+
+#[test]
+fn transport_faults_answer_instead_and_a_retry_draws_again() {
+    let mock = faulty(
+        Fault::Http429 {
+            retry_after_secs: 3,
+        },
+        5,
+    );
+    let req = request(&system(), "hello", &[]);
+    let first = mock.respond(&req);
+    assert!(matches!(
+        first,
+        MockReply::Http {
+            status: 429,
+            retry_after: Some(3),
+            ..
+        }
+    ));
+    // fault_rate 1 draws the 429 again on every identical retry; with a mix of content and
+    // transport faults, retries eventually get an answer.
+    let mixed = model(
+        MockConfig::new()
+            .with_seed(2)
+            .with_fault_rate(0.9)
+            .with_faults(vec![Fault::Http500, Fault::WrongKey]),
+    );
+    let answered = (0..40).any(|_| mixed.respond(&req).status() == 200);
+    assert!(answered);
+    let broken = faulty(Fault::BrokenStream, 1);
+    assert_eq!(broken.respond(&req).status(), 500);
+    let mut streamed = req.clone();
+    streamed.stream = true;
+    assert!(matches!(
+        broken.respond(&streamed),
+        MockReply::BrokenStream { .. }
+    ));
+    let slow = faulty(Fault::Slow { ms: 40 }, 1).respond(&req);
+    assert_eq!(slow.info().delay, Duration::from_millis(40));
+    assert!(contract_valid(text(&slow)));
+}
+
+fn contract_valid(text: &str) -> bool {
+    selfhelp().check(text, &Context::new()).is_valid()
+}
+
+#[test]
+fn a_script_is_consumed_turn_by_turn() {
+    let script = Script::from_json(
+        r#"{"turns": [
+            {"attempts": [{"fault": {"kind": "wrong_key"}}, {"valid": true}]},
+            {"attempts": [{"reply": "literal text"}]},
+            {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}, {"fault": {"kind": "missing_required"}}]}
+        ]}"#,
+    )
+    .unwrap();
+    let mock = model(MockConfig::new().with_script(script).with_fault_rate(1.0));
+    let t1 = mock.respond(&request(&system(), "one", &[]));
+    assert_eq!(t1.fault(), Some(Fault::WrongKey));
+    // Any feedback: the script says valid.
+    let feedback = format!("{FEEDBACK_PREFIX} \"x\".");
+    let t1b = mock.respond(&request(&system(), "one", &[(text(&t1).into(), feedback)]));
+    assert_eq!(t1b.fault(), None);
+    assert!(contract_valid(text(&t1b)));
+    let t2 = mock.respond(&request(&system(), "two", &[]));
+    assert_eq!(text(&t2), "literal text");
+    let t3 = mock.respond(&request(&system(), "three", &[]));
+    assert_eq!(t3.status(), 429);
+    // The retry after a 429 is the same turn's next entry, not a new turn.
+    let t3b = mock.respond(&request(&system(), "three", &[]));
+    assert_eq!(t3b.fault(), Some(Fault::MissingRequired));
+    // Past the end of the script: valid.
+    let t4 = mock.respond(&request(&system(), "four", &[]));
+    assert_eq!(t4.fault(), None);
+    assert!(contract_valid(text(&t4)));
+    mock.reset();
+    assert_eq!(
+        mock.respond(&request(&system(), "one", &[])).fault(),
+        Some(Fault::WrongKey)
+    );
+}
+
+#[test]
+fn without_a_schema_the_reply_is_conversation() {
+    let mock = faulty(Fault::WrongKey, 3);
+    let reply = mock.respond(&request("You are friendly.", "Hi there", &[]));
+    let content = text(&reply);
+    assert!(serde_json::from_str::<Value>(content).is_err());
+    assert!(content.ends_with('.'));
+    assert_eq!(reply.fault(), None);
+}
+
+#[test]
+fn native_and_prompt_schemas_are_met() {
+    let schema = json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+        "required": ["answer", "confidence"], "additionalProperties": false,
+        "properties": {"answer": {"type": "string"}, "confidence": {"type": "number", "minimum": 0, "maximum": 1}}});
+    let contract = Contract::from_schema("s", schema.clone()).unwrap();
+    let mock = model(MockConfig::new().with_seed(4));
+    let mut native = request("Answer in JSON.", "why?", &[]);
+    native.format = ReplyFormat::JsonSchema {
+        schema: schema.clone(),
+    };
+    assert!(
+        contract
+            .check(text(&mock.respond(&native)), &Context::new())
+            .is_valid()
+    );
+    let prompt = contract.instructions(&Context::new());
+    let in_prompt = mock.respond(&request(&prompt, "why?", &[]));
+    assert!(contract.check(text(&in_prompt), &Context::new()).is_valid());
+    let mut object = request("Answer in JSON.", "why?", &[]);
+    object.format = ReplyFormat::JsonObject;
+    let value: Value = serde_json::from_str(text(&mock.respond(&object))).unwrap();
+    assert!(value["message"].is_string());
+}
+
+#[test]
+fn a_forced_tool_gets_its_input_and_only_structural_faults() {
+    let schema = selfhelp().schema().raw().clone();
+    for fault in [Fault::Fence, Fault::Truncate, Fault::WrongEnum] {
+        let mock = faulty(fault, 8);
+        let mut req = request("Use the tool.", "hello", &[]);
+        req.format = ReplyFormat::Tool {
+            name: "reply".into(),
+            schema: schema.clone(),
+        };
+        let MockReply::ToolCall {
+            name,
+            input,
+            fault: got,
+            ..
+        } = mock.respond(&req)
+        else {
+            panic!("not a tool call");
+        };
+        assert_eq!(name, "reply");
+        assert!(got.is_some_and(|f| f.is_structural()), "{fault} → {got:?}");
+        assert!(!selfhelp().validate(&input).is_empty());
+    }
+    let mut req = request("Use the tool.", "hello", &[]);
+    req.format = ReplyFormat::Tool {
+        name: "reply".into(),
+        schema,
+    };
+    let MockReply::ToolCall { input, fault, .. } = model(MockConfig::new()).respond(&req) else {
+        panic!("not a tool call");
+    };
+    assert_eq!(fault, None);
+    // The tool schema alone, without the contract's declared rules.
+    assert!(selfhelp().schema().is_valid(&input));
+}
+
+#[test]
+fn replies_are_deterministic_per_seed() {
+    let req = request(&system(), "same question", &[]);
+    let a = model(MockConfig::new().with_seed(9).with_fault_rate(0.5)).respond(&req);
+    let b = model(MockConfig::new().with_seed(9).with_fault_rate(0.5)).respond(&req);
+    let c = model(MockConfig::new().with_seed(10).with_fault_rate(0.5)).respond(&req);
+    assert_eq!(a, b);
+    assert_ne!(a.info().id, "");
+    assert_ne!(a, c);
+}
+
+#[test]
+fn mentions_needs_the_whole_pointer() {
+    assert!(mentions(
+        "at /content/suggestions/1 (required)",
+        "/content/suggestions/1"
+    ));
+    assert!(mentions(
+        "at /content/suggestions/1/text",
+        "/content/suggestions/1"
+    ));
+    assert!(!mentions(
+        "at /content/suggestions/10 (required)",
+        "/content/suggestions/1"
+    ));
+    assert!(!mentions("at /content/form", "/content/form/fields/0"));
+    assert!(mentions("anything", ""));
+}
+
+#[test]
+fn malformed_and_empty_requests_still_get_answers() {
+    let mock = model(MockConfig::new().with_fault_rate(1.0));
+    let empty = MockRequest::new("", vec![]);
+    assert_eq!(mock.respond(&empty).info().attempt, 1);
+    let mut odd = request(
+        "Reply with a single JSON value that meets the contract \"nope",
+        "x",
+        &[],
+    );
+    odd.format = ReplyFormat::JsonSchema {
+        schema: json!({"type": 12}),
+    };
+    let _ = mock.respond(&odd);
+    odd.format = ReplyFormat::Tool {
+        name: "t".into(),
+        schema: json!({"type": "integer"}),
+    };
+    let _ = mock.respond(&odd);
+}

@@ -1,0 +1,395 @@
+//! [`MockRequest`] and [`MockReply`]: the provider-neutral chat request the mock model answers
+//! and its typed answer, shared by the HTTP front ends (OpenAI, Anthropic) and in-process
+//! callers; plus [`Conversation`], the facts the model reads from a request (system text, the
+//! turn's user message, Bridle's retry feedback, and from them the attempt number).
+
+use crate::faults::Fault;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::Duration;
+
+/// How Bridle's retry feedback starts (see `bridle_core` feedback).
+pub const FEEDBACK_PREFIX: &str = "Your previous reply did not meet the contract";
+
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Instructions.
+    System,
+    /// The user (or Bridle's retry feedback, or a tool result).
+    User,
+    /// The model.
+    Assistant,
+}
+
+/// One message of a chat, as text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MockMessage {
+    /// Author.
+    pub role: Role,
+    /// Text (several parts joined by newlines).
+    pub content: String,
+}
+
+impl MockMessage {
+    /// A message of `role` with `content`.
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+        }
+    }
+
+    /// True for a user message carrying Bridle's retry feedback.
+    pub fn is_feedback(&self) -> bool {
+        self.role == Role::User
+            && self
+                .content
+                .lines()
+                .any(|line| line.trim_start().starts_with(FEEDBACK_PREFIX))
+    }
+}
+
+/// What form the reply must take, as the request asks natively.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ReplyFormat {
+    /// Nothing asked natively (a contract may still be named in the system prompt).
+    #[default]
+    Free,
+    /// OpenAI `response_format: {"type": "json_object"}`.
+    JsonObject,
+    /// OpenAI `response_format: {"type": "json_schema", …}`.
+    JsonSchema {
+        /// The schema.
+        schema: Value,
+    },
+    /// A forced tool call (Anthropic `tool_choice: {"type": "tool"}`): the reply is its input.
+    Tool {
+        /// Tool name.
+        name: String,
+        /// The tool's `input_schema`.
+        schema: Value,
+    },
+}
+
+/// A chat request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MockRequest {
+    /// The model name asked for (echoed in replies and in `model` properties).
+    pub model: String,
+    /// System, history, user message and, on retries, bad replies and feedback.
+    pub messages: Vec<MockMessage>,
+    /// Native structured output asked for.
+    #[serde(default)]
+    pub format: ReplyFormat,
+    /// Whether the answer is streamed (only [`Fault::BrokenStream`] cares).
+    #[serde(default)]
+    pub stream: bool,
+}
+
+impl MockRequest {
+    /// A non-streamed request for `model` with `messages` and no native format.
+    pub fn new(model: impl Into<String>, messages: Vec<MockMessage>) -> Self {
+        Self {
+            model: model.into(),
+            messages,
+            format: ReplyFormat::Free,
+            stream: false,
+        }
+    }
+}
+
+/// Estimated tokens (≈ characters / 4).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens of the request's messages (and schema).
+    pub prompt_tokens: u64,
+    /// Tokens of the reply.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// ≈ one token per four characters, at least one.
+    pub fn estimate(chars: usize) -> u64 {
+        (chars as u64).div_ceil(4).max(1)
+    }
+}
+
+/// Why a text reply ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The model finished.
+    End,
+    /// The reply was cut off (the token limit; [`Fault::Truncate`]).
+    Length,
+}
+
+/// Facts about an answer, whatever its form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyInfo {
+    /// A stable id for the answer (same request → same id).
+    pub id: String,
+    /// 1 + the number of retry feedback messages in the request.
+    pub attempt: u32,
+    /// Wait this long before answering (latency plus any [`Fault::Slow`]).
+    pub delay: Duration,
+    /// For a content fault: the JSON pointer it broke (`""` for the whole reply).
+    pub target: Option<String>,
+}
+
+/// The mock model's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MockReply {
+    /// A text reply (JSON text, possibly broken by a content fault, or conversation).
+    Text {
+        /// The reply text.
+        content: String,
+        /// Token estimate.
+        usage: Usage,
+        /// Why it ended.
+        stop: StopReason,
+        /// The fault applied, if any.
+        fault: Option<Fault>,
+        /// Id, attempt, delay, target.
+        info: ReplyInfo,
+    },
+    /// A forced tool call whose input is the generated value.
+    ToolCall {
+        /// The tool's name.
+        name: String,
+        /// The tool input.
+        input: Value,
+        /// Token estimate.
+        usage: Usage,
+        /// The fault applied, if any (only structural faults reach a tool input).
+        fault: Option<Fault>,
+        /// Id, attempt, delay, target.
+        info: ReplyInfo,
+    },
+    /// An HTTP error instead of an answer.
+    Http {
+        /// 500 or 429.
+        status: u16,
+        /// `Retry-After` in seconds.
+        retry_after: Option<u64>,
+        /// Error message for the body.
+        message: String,
+        /// The transport fault.
+        fault: Fault,
+        /// Id, attempt, delay.
+        info: ReplyInfo,
+    },
+    /// A stream that sends the start of `content` and then breaks off.
+    BrokenStream {
+        /// The whole reply the stream was sending (text, or a tool input's JSON).
+        content: String,
+        /// The forced tool's name, when the stream was a tool call.
+        tool: Option<String>,
+        /// Token estimate.
+        usage: Usage,
+        /// Id, attempt, delay.
+        info: ReplyInfo,
+    },
+}
+
+impl MockReply {
+    /// Id, attempt, delay and target.
+    pub fn info(&self) -> &ReplyInfo {
+        match self {
+            Self::Text { info, .. }
+            | Self::ToolCall { info, .. }
+            | Self::Http { info, .. }
+            | Self::BrokenStream { info, .. } => info,
+        }
+    }
+
+    /// The fault applied, if any.
+    pub fn fault(&self) -> Option<Fault> {
+        match self {
+            Self::Text { fault, .. } | Self::ToolCall { fault, .. } => *fault,
+            Self::Http { fault, .. } => Some(*fault),
+            Self::BrokenStream { .. } => Some(Fault::BrokenStream),
+        }
+    }
+
+    /// The HTTP status this answer is given with.
+    pub fn status(&self) -> u16 {
+        match self {
+            Self::Http { status, .. } => *status,
+            _ => 200,
+        }
+    }
+}
+
+/// What the model reads from a request.
+#[derive(Debug, Clone)]
+pub(crate) struct Conversation<'r> {
+    /// Every system message, joined.
+    pub system: String,
+    /// The first user message that is not feedback (names the conversation).
+    pub first_user: &'r str,
+    /// The last user message that is not feedback (names the turn).
+    pub turn_user: &'r str,
+    /// How many user messages are not feedback.
+    pub user_turns: u64,
+    /// Bridle's feedback messages, in order.
+    pub feedback: Vec<&'r str>,
+    /// Characters of every message.
+    pub chars: usize,
+}
+
+impl<'r> Conversation<'r> {
+    pub(crate) fn read(request: &'r MockRequest) -> Self {
+        let mut talk = Self {
+            system: String::new(),
+            first_user: "",
+            turn_user: "",
+            user_turns: 0,
+            feedback: Vec::new(),
+            chars: 0,
+        };
+        for message in &request.messages {
+            talk.chars += message.content.chars().count();
+            match message.role {
+                Role::System => {
+                    if !talk.system.is_empty() {
+                        talk.system.push('\n');
+                    }
+                    talk.system.push_str(&message.content);
+                }
+                Role::User if message.is_feedback() => talk.feedback.push(&message.content),
+                Role::User => {
+                    if talk.user_turns == 0 {
+                        talk.first_user = &message.content;
+                    }
+                    talk.turn_user = &message.content;
+                    talk.user_turns += 1;
+                }
+                Role::Assistant => {}
+            }
+        }
+        talk
+    }
+
+    /// 1 + the number of feedback messages.
+    pub(crate) fn attempt(&self) -> u32 {
+        u32::try_from(self.feedback.len())
+            .unwrap_or(u32::MAX - 1)
+            .saturating_add(1)
+    }
+
+    /// Identifies the turn: its conversation's first user message, its own user message and
+    /// how many turns came before.
+    pub(crate) fn turn_key(&self) -> u64 {
+        mix(&[fnv(self.first_user), fnv(self.turn_user), self.user_turns])
+    }
+
+    /// The name of the contract Bridle's instructions name, if any.
+    pub(crate) fn contract_name(&self) -> Option<&str> {
+        const MARK: &str = "Reply with a single JSON value that meets the contract \"";
+        let start = self.system.find(MARK)? + MARK.len();
+        let rest = &self.system[start..];
+        rest.find('"').map(|end| &rest[..end])
+    }
+
+    /// The schema on the line after `JSON Schema (…) of the reply:` in the system prompt.
+    pub(crate) fn prompt_schema(&self) -> Option<Value> {
+        let mut lines = self.system.lines();
+        while let Some(line) = lines.next() {
+            let line = line.trim();
+            if line.starts_with("JSON Schema (") && line.ends_with(") of the reply:") {
+                return lines
+                    .next()
+                    .and_then(|next| serde_json::from_str(next.trim()).ok());
+            }
+        }
+        None
+    }
+}
+
+/// FNV-1a of `text`: a stable hash (the standard hasher may change between Rust versions).
+pub(crate) fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Combines numbers into one well-mixed seed (splitmix64 over each part).
+pub(crate) fn mix(parts: &[u64]) -> u64 {
+    parts.iter().fold(0x9e37_79b9_7f4a_7c15, |acc, part| {
+        let mut z = (acc ^ part).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(messages: &[(Role, &str)]) -> MockRequest {
+        MockRequest::new(
+            "m",
+            messages
+                .iter()
+                .map(|(role, text)| MockMessage::new(*role, *text))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn attempts_count_feedback_and_turns_are_named_by_user_messages() {
+        let first = request(&[(Role::System, "s"), (Role::User, "hello")]);
+        let retry = request(&[
+            (Role::System, "s"),
+            (Role::User, "hello"),
+            (Role::Assistant, "{}"),
+            (
+                Role::User,
+                "Your previous reply did not meet the contract \"x\". Problems found: 1.",
+            ),
+        ]);
+        let next_turn = request(&[
+            (Role::System, "s"),
+            (Role::User, "hello"),
+            (Role::Assistant, "{}"),
+            (Role::User, "and now?"),
+        ]);
+        let (a, b, c) = (
+            Conversation::read(&first),
+            Conversation::read(&retry),
+            Conversation::read(&next_turn),
+        );
+        assert_eq!((a.attempt(), b.attempt(), c.attempt()), (1, 2, 1));
+        assert_eq!(a.turn_key(), b.turn_key());
+        assert_ne!(a.turn_key(), c.turn_key());
+        assert_eq!(c.first_user, "hello");
+    }
+
+    #[test]
+    fn contract_and_schema_are_read_from_the_system_prompt() {
+        let prompt = "Reply with a single JSON value that meets the contract \"ticket\" (version 1.0.0).\n\
+                      Output only the JSON.\n\nJSON Schema (draft-07) of the reply:\n{\"type\":\"object\"}\n";
+        let r = request(&[(Role::System, prompt), (Role::User, "hi")]);
+        let talk = Conversation::read(&r);
+        assert_eq!(talk.contract_name(), Some("ticket"));
+        assert_eq!(
+            talk.prompt_schema(),
+            Some(serde_json::json!({"type": "object"}))
+        );
+        let plain = request(&[(Role::System, "Be nice."), (Role::User, "hi")]);
+        let talk = Conversation::read(&plain);
+        assert_eq!((talk.contract_name(), talk.prompt_schema()), (None, None));
+    }
+
+    #[test]
+    fn usage_is_about_four_characters_a_token() {
+        assert_eq!(Usage::estimate(0), 1);
+        assert_eq!(Usage::estimate(8), 2);
+        assert_eq!(Usage::estimate(9), 3);
+    }
+}

@@ -1,0 +1,185 @@
+//! [`Script`]: a scripted run of the mock model, read from JSON — what each request of each
+//! turn gets, so a test can say exactly "wrong key first, then valid" or "429, then valid".
+//!
+//! ```json
+//! {"turns": [
+//!   {"attempts": [{"fault": {"kind": "wrong_key"}}, {"valid": true}]},
+//!   {"attempts": [{"reply": "literal text"}]},
+//!   {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]}
+//! ]}
+//! ```
+//!
+//! Turns are consumed in order: a request that starts a turn (no retry feedback in it, and not
+//! a retry after a transport fault) takes the next script turn; each later request of that turn
+//! takes the turn's next entry. Past the end of a turn's entries, or of the script, replies are
+//! valid.
+
+use crate::faults::Fault;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// What one request gets.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "RawStep", into = "RawStep")]
+pub enum Step {
+    /// A valid reply.
+    Valid,
+    /// The fault applied to a valid reply (or, for a transport fault, instead of it).
+    Fault(Fault),
+    /// This exact reply text.
+    Reply(String),
+}
+
+/// The entries of one turn, for its successive requests.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptTurn {
+    /// What the first, second, … request of the turn gets.
+    pub attempts: Vec<Step>,
+}
+
+/// A whole script.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Script {
+    /// The turns, in the order they are started.
+    pub turns: Vec<ScriptTurn>,
+}
+
+/// A script that could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The file could not be read.
+    #[error("cannot read the mock script {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The text is not a valid script.
+    #[error("the mock script is not valid: {0}")]
+    Invalid(#[from] serde_json::Error),
+}
+
+impl Script {
+    /// Reads a script from JSON text.
+    pub fn from_json(text: &str) -> Result<Self, ScriptError> {
+        Ok(serde_json::from_str(text)?)
+    }
+
+    /// Reads a script file.
+    pub fn load(path: &Path) -> Result<Self, ScriptError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_json(&text)
+    }
+
+    /// The step for request `request` (0-based) of script turn `turn`; `Valid` past the end.
+    pub fn step(&self, turn: usize, request: usize) -> Step {
+        self.turns
+            .get(turn)
+            .and_then(|t| t.attempts.get(request))
+            .cloned()
+            .unwrap_or(Step::Valid)
+    }
+}
+
+/// The wire form of a [`Step`]: exactly one of `valid: true`, `fault`, `reply`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    valid: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    fault: Option<Fault>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reply: Option<String>,
+}
+
+impl TryFrom<RawStep> for Step {
+    type Error = String;
+
+    fn try_from(raw: RawStep) -> Result<Self, Self::Error> {
+        match (raw.valid, raw.fault, raw.reply) {
+            (Some(true), None, None) => Ok(Self::Valid),
+            (None, Some(fault), None) => Ok(Self::Fault(fault)),
+            (None, None, Some(reply)) => Ok(Self::Reply(reply)),
+            (Some(false), None, None) => Err(
+                "\"valid\": false says nothing about the reply; use a \"fault\" or a \"reply\""
+                    .into(),
+            ),
+            _ => Err(
+                "each attempt is exactly one of {\"valid\": true}, {\"fault\": {...}}, {\"reply\": \"...\"}"
+                    .into(),
+            ),
+        }
+    }
+}
+
+impl From<Step> for RawStep {
+    fn from(step: Step) -> Self {
+        match step {
+            Step::Valid => Self {
+                valid: Some(true),
+                ..Self::default()
+            },
+            Step::Fault(fault) => Self {
+                fault: Some(fault),
+                ..Self::default()
+            },
+            Step::Reply(reply) => Self {
+                reply: Some(reply),
+                ..Self::default()
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_example_reads() {
+        let script = Script::from_json(
+            r#"{"turns": [
+                {"attempts": [{"fault": {"kind": "wrong_key"}}, {"valid": true}]},
+                {"attempts": [{"reply": "literal text"}]},
+                {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]}
+            ]}"#,
+        )
+        .unwrap();
+        assert_eq!(script.step(0, 0), Step::Fault(Fault::WrongKey));
+        assert_eq!(script.step(0, 1), Step::Valid);
+        assert_eq!(script.step(0, 2), Step::Valid);
+        assert_eq!(script.step(1, 0), Step::Reply("literal text".into()));
+        assert_eq!(
+            script.step(2, 0),
+            Step::Fault(Fault::Http429 {
+                retry_after_secs: 1
+            })
+        );
+        assert_eq!(script.step(9, 0), Step::Valid);
+        let again = Script::from_json(&serde_json::to_string(&script).unwrap()).unwrap();
+        assert_eq!(again, script);
+    }
+
+    #[test]
+    fn bad_steps_are_refused_with_a_reason() {
+        for bad in [
+            r#"{"turns": [{"attempts": [{"valid": false}]}]}"#,
+            r#"{"turns": [{"attempts": [{"valid": true, "reply": "x"}]}]}"#,
+            r#"{"turns": [{"attempts": [{}]}]}"#,
+            r#"{"turns": [{"attempts": [{"fault": {"kind": "gremlins"}}]}]}"#,
+            r#"{"turns": [{"attempts": [{"fault": "fence"}]}]}"#,
+            r#"{"turns": [], "extra": 1}"#,
+        ] {
+            assert!(Script::from_json(bad).is_err(), "{bad}");
+        }
+        let missing = Script::load(Path::new("/nonexistent/script.json")).unwrap_err();
+        assert!(missing.to_string().contains("/nonexistent/script.json"));
+    }
+}

@@ -1,0 +1,429 @@
+//! [`MockServer`] and [`serve`]: the mock model over HTTP (axum) — `POST /v1/chat/completions`
+//! (OpenAI), `POST /v1/messages` (Anthropic), `GET /v1/models`, and the request log at
+//! `GET`/`DELETE /_mock/requests`. Handlers only read the body, check the API key, let the
+//! front end ([`crate::openai`], [`crate::anthropic`]) parse it, ask the [`MockModel`], wait
+//! out any delay and send what the front end rendered — JSON, SSE, or an SSE stream that breaks
+//! off. Malformed requests get a 400 with an error body, never a panic.
+
+use crate::config::{ConfigError, MockConfig};
+use crate::log::{Answer, LoggedRequest, RequestLog};
+use crate::model::MockModel;
+use crate::request::{MockReply, MockRequest};
+use crate::{anthropic, openai};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, State};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// Largest request body accepted.
+const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// Characters per streamed delta.
+const PIECE_CHARS: usize = 6;
+/// Largest non-JSON body kept in the log, in bytes.
+const MAX_LOGGED_TEXT: usize = 64 * 1024;
+/// Pause before a broken stream is cut, so that the deltas before it reach the client.
+const BREAK_PAUSE: Duration = Duration::from_millis(30);
+/// Model names listed by `GET /v1/models` (any name is accepted in requests).
+const MODELS: &[&str] = &["bridle-mock", "bridle-mock-large"];
+
+/// A parsed request and the front-end options the model does not need.
+#[derive(Debug, Clone)]
+pub(crate) struct Call {
+    pub request: MockRequest,
+    /// OpenAI `stream_options.include_usage` (Anthropic always reports usage).
+    pub include_usage: bool,
+}
+
+/// What a front end made of a reply.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Rendered {
+    /// A JSON body (a completion, or an error with `Retry-After`).
+    Json {
+        status: u16,
+        retry_after: Option<u64>,
+        body: Value,
+    },
+    /// SSE frames; `broken` cuts the connection after them.
+    Events { frames: Vec<String>, broken: bool },
+}
+
+/// `text` in pieces of a few characters.
+pub(crate) fn pieces(text: &str) -> Vec<&str> {
+    let mut out = Vec::with_capacity(text.len() / PIECE_CHARS + 1);
+    let mut start = 0;
+    for (count, (at, _)) in text.char_indices().enumerate() {
+        if count > 0 && count % PIECE_CHARS == 0 {
+            out.push(&text[start..at]);
+            start = at;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Seconds since the Unix epoch (0 if the clock is before it).
+pub(crate) fn unix_time() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    OpenAi,
+    Anthropic,
+}
+
+impl Api {
+    fn parse(self, body: &Value) -> Result<Call, String> {
+        match self {
+            Self::OpenAi => openai::parse(body),
+            Self::Anthropic => anthropic::parse(body),
+        }
+    }
+
+    fn render(self, reply: &MockReply, call: &Call) -> Rendered {
+        match self {
+            Self::OpenAi => openai::render(reply, call),
+            Self::Anthropic => anthropic::render(reply, call),
+        }
+    }
+
+    fn error(self, status: u16, message: &str) -> Response {
+        let body = match self {
+            Self::OpenAi => openai::error(status, message),
+            Self::Anthropic => anthropic::error(status, message),
+        };
+        json_response(status, None, &body)
+    }
+}
+
+#[derive(Debug)]
+struct Shared {
+    model: MockModel,
+    log: RequestLog,
+}
+
+/// The mock's axum app (for `oneshot` tests); [`serve`] and [`MockServer`] run it.
+pub fn app(config: MockConfig) -> Result<Router, ConfigError> {
+    Ok(router(Arc::new(Shared {
+        model: MockModel::new(config)?,
+        log: RequestLog::default(),
+    })))
+}
+
+fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route("/v1/chat/completions", post(chat_completions))
+        .route("/v1/messages", post(messages))
+        .route("/v1/models", get(models))
+        .route("/_mock/requests", get(list_requests).delete(clear_requests))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .with_state(shared)
+}
+
+/// Serves the mock on `listener` until the task is dropped or the listener fails.
+pub async fn serve(listener: TcpListener, config: MockConfig) -> std::io::Result<()> {
+    let app = app(config).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+    axum::serve(listener, app).await
+}
+
+/// A mock server on `127.0.0.1` with an OS-chosen port, running in a background task until
+/// dropped. For tests: point a provider at [`MockServer::url`], then read
+/// [`MockServer::requests`].
+#[derive(Debug)]
+pub struct MockServer {
+    /// The address it listens on.
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: JoinHandle<()>,
+}
+
+impl MockServer {
+    /// Binds `127.0.0.1:0` and starts serving. Needs a Tokio runtime.
+    pub async fn start(config: MockConfig) -> std::io::Result<Self> {
+        let model = MockModel::new(config)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            model,
+            log: RequestLog::default(),
+        });
+        let app = router(Arc::clone(&shared));
+        let task = tokio::spawn(async move {
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::error!(error = %e, "mock server stopped");
+            }
+        });
+        Ok(Self { addr, shared, task })
+    }
+
+    /// `http://127.0.0.1:PORT` (append `/v1` for an OpenAI or Anthropic base URL).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<LoggedRequest> {
+        self.shared.log.all()
+    }
+
+    /// Empties the request log.
+    pub fn clear_requests(&self) {
+        self.shared.log.clear();
+    }
+
+    /// The model behind the server (e.g. to [`MockModel::reset`] a script).
+    pub fn model(&self) -> &MockModel {
+        &self.shared.model
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn chat_completions(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    complete(shared, Api::OpenAi, "/v1/chat/completions", &headers, &body).await
+}
+
+async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    complete(shared, Api::Anthropic, "/v1/messages", &headers, &body).await
+}
+
+/// Auth → parse → model → log → delay → render.
+async fn complete(
+    shared: Arc<Shared>,
+    api: Api,
+    path: &str,
+    headers: &HeaderMap,
+    raw: &[u8],
+) -> Response {
+    let parsed: Result<Value, _> = serde_json::from_slice(raw);
+    let logged_body = match &parsed {
+        Ok(value) => value.clone(),
+        Err(_) => logged_text(raw),
+    };
+    let log = |answer: Answer| {
+        shared.log.push(LoggedRequest {
+            method: "POST".into(),
+            path: path.into(),
+            body: logged_body.clone(),
+            answer,
+        });
+    };
+    if !authorised(shared.model.config().require_api_key.as_deref(), headers) {
+        log(Answer::refused(401));
+        return api.error(401, "Incorrect or missing API key (mock: send Authorization: Bearer KEY or x-api-key: KEY).");
+    }
+    let call = match parsed
+        .map_err(|e| format!("could not parse the JSON body of your request: {e}"))
+        .and_then(|body| api.parse(&body))
+    {
+        Ok(call) => call,
+        Err(message) => {
+            log(Answer::refused(400));
+            return api.error(400, &message);
+        }
+    };
+    // Generating and checking a value is CPU work: keep it off the async workers.
+    let worker = Arc::clone(&shared);
+    let request = call.request.clone();
+    let reply = match tokio::task::spawn_blocking(move || worker.model.respond(&request)).await {
+        Ok(reply) => reply,
+        Err(e) => {
+            tracing::error!(error = %e, "mock model task failed");
+            log(Answer::refused(500));
+            return api.error(500, "The mock model failed to answer.");
+        }
+    };
+    let info = reply.info();
+    log(Answer {
+        status: reply.status(),
+        fault: reply.fault(),
+        attempt: Some(info.attempt),
+        target: info.target.clone(),
+        delay_ms: u64::try_from(info.delay.as_millis()).unwrap_or(u64::MAX),
+    });
+    if !info.delay.is_zero() {
+        tokio::time::sleep(info.delay).await;
+    }
+    match api.render(&reply, &call) {
+        Rendered::Json {
+            status,
+            retry_after,
+            body,
+        } => json_response(status, retry_after, &body),
+        Rendered::Events { frames, broken } => sse_response(frames, broken),
+    }
+}
+
+async fn models(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let api = if headers.contains_key("anthropic-version") {
+        Api::Anthropic
+    } else {
+        Api::OpenAi
+    };
+    let log = |status: u16| {
+        shared.log.push(LoggedRequest {
+            method: method.to_string(),
+            path: uri.path().to_owned(),
+            body: Value::Null,
+            answer: Answer::refused(status),
+        });
+    };
+    if !authorised(shared.model.config().require_api_key.as_deref(), &headers) {
+        log(401);
+        return api.error(401, "Incorrect or missing API key.");
+    }
+    log(200);
+    let body = match api {
+        Api::OpenAi => json!({"object": "list", "data": MODELS.iter().map(|id| json!({
+            "id": id, "object": "model", "created": 0, "owned_by": "bridle-mock"
+        })).collect::<Vec<_>>()}),
+        Api::Anthropic => json!({
+            "data": MODELS.iter().map(|id| json!({
+                "type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"
+            })).collect::<Vec<_>>(),
+            "has_more": false,
+            "first_id": MODELS.first(),
+            "last_id": MODELS.last(),
+        }),
+    };
+    json_response(200, None, &body)
+}
+
+async fn list_requests(State(shared): State<Arc<Shared>>) -> Response {
+    json_response(200, None, &json!(shared.log.all()))
+}
+
+async fn clear_requests(State(shared): State<Arc<Shared>>) -> StatusCode {
+    shared.log.clear();
+    StatusCode::NO_CONTENT
+}
+
+async fn not_found(
+    State(shared): State<Arc<Shared>>,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+) -> Response {
+    shared.log.push(LoggedRequest {
+        method: method.to_string(),
+        path: uri.path().to_owned(),
+        body: serde_json::from_slice(&body).unwrap_or_else(|_| logged_text(&body)),
+        answer: Answer::refused(404),
+    });
+    Api::OpenAi.error(404, &format!("Invalid URL ({method} {})", uri.path()))
+}
+
+/// True when no key is required, or the request carries it as a bearer token or `x-api-key`.
+fn authorised(expected: Option<&str>, headers: &HeaderMap) -> bool {
+    let Some(expected) = expected else {
+        return true;
+    };
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let bearer = header(header::AUTHORIZATION.as_str()).and_then(|v| v.strip_prefix("Bearer "));
+    bearer.map(str::trim) == Some(expected) || header("x-api-key") == Some(expected)
+}
+
+/// A body that is not JSON, as a (bounded) string for the log; no body is `null`.
+fn logged_text(raw: &[u8]) -> Value {
+    if raw.is_empty() {
+        return Value::Null;
+    }
+    let text = String::from_utf8_lossy(&raw[..raw.len().min(MAX_LOGGED_TEXT)]);
+    Value::String(text.into_owned())
+}
+
+fn json_response(status: u16, retry_after: Option<u64>, body: &Value) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (status, axum::Json(body)).into_response();
+    if let Some(seconds) = retry_after {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
+}
+
+fn sse_response(frames: Vec<String>, broken: bool) -> Response {
+    let sent = futures::stream::iter(frames.into_iter().map(|f| Ok(Bytes::from(f))));
+    let stream: BoxStream<'static, Result<Bytes, std::io::Error>> = if broken {
+        let cut = futures::stream::once(async {
+            tokio::time::sleep(BREAK_PAUSE).await;
+            Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "mock: the stream breaks off here (broken_stream fault)",
+            ))
+        });
+        sent.chain(cut).boxed()
+    } else {
+        sent.boxed()
+    };
+    let mut response = Response::new(Body::from_stream(stream));
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_are_a_few_characters_on_char_boundaries() {
+        assert_eq!(pieces(""), Vec::<&str>::new());
+        assert_eq!(pieces("abcdefgh"), ["abcdef", "gh"]);
+        assert_eq!(pieces("ééééééé").concat(), "ééééééé");
+        assert_eq!(pieces("abcdef"), ["abcdef"]);
+    }
+
+    #[test]
+    fn api_keys_are_read_from_either_header() {
+        let mut headers = HeaderMap::new();
+        assert!(authorised(None, &headers));
+        assert!(!authorised(Some("k"), &headers));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer k"));
+        assert!(authorised(Some("k"), &headers));
+        assert!(!authorised(Some("other"), &headers));
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", HeaderValue::from_static("k"));
+        assert!(authorised(Some("k"), &headers));
+    }
+}
