@@ -10,6 +10,7 @@ mod cmd_eval;
 mod cmd_mock;
 mod cmd_prompt;
 mod cmd_repair;
+mod cmd_serve;
 mod input;
 mod setup;
 
@@ -41,6 +42,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the gateway server (zero config: SQLite in ./bridle-data, the mock provider).
+    Serve(cmd_serve::ServeArgs),
     /// Check one reply against a contract: exit 0 if it meets it, 1 if not.
     Check(cmd_check::CheckArgs),
     /// Repair a reply into JSON (fences, prose, trailing commas, quotes, …) and print it.
@@ -80,6 +83,7 @@ pub enum Outcome {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Serve(args) => cmd_serve::run(&cli.contracts, args),
         Command::Check(args) => cmd_check::run(&cli.contracts, args),
         Command::Repair(args) => cmd_repair::run(&cli.contracts, args),
         Command::Prompt(args) => cmd_prompt::run(&cli.contracts, args),

@@ -77,6 +77,10 @@ struct RawConfig {
     providers: BTreeMap<String, RawProvider>,
     #[serde(default)]
     models: BTreeMap<String, RawModel>,
+    /// The gateway's own section, read and checked by the server crate.
+    server: Option<serde_json::Value>,
+    #[serde(default)]
+    safety: crate::policy::SafetyConfig,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -293,6 +297,10 @@ pub struct Config {
     pub providers: BTreeMap<String, ProviderConfig>,
     /// Models by entry name.
     pub models: BTreeMap<String, ModelConfig>,
+    /// The `[server]` section as written (checked by the server).
+    pub server: serde_json::Value,
+    /// The safety policy: crisis texts, webhook, SMTP.
+    pub safety: crate::policy::SafetyConfig,
 }
 
 /// Environment the configuration reads besides `BRIDLE__…` (injected for tests).
@@ -300,7 +308,9 @@ pub type Environment = BTreeMap<String, String>;
 
 impl Config {
     /// Loads `file` (must exist when given) and the process environment.
-    pub fn load(file: Option<&Path>) -> Result<Self, ConfigError> {
+    ///
+    /// `data_dir`, when given (the command line's `--data-dir`), wins over both.
+    pub fn load(file: Option<&Path>, data_dir: Option<&Path>) -> Result<Self, ConfigError> {
         let env: Environment = std::env::vars().collect();
         let mut figment = Figment::new();
         if let Some(path) = file {
@@ -313,6 +323,9 @@ impl Config {
             figment = figment.merge(Toml::file_exact(path));
         }
         figment = figment.merge(Env::prefixed("BRIDLE__").split("__"));
+        if let Some(dir) = data_dir {
+            figment = figment.merge(figment::providers::Serialized::default("data_dir", dir));
+        }
         Self::from_figment(figment, &env)
     }
 
@@ -430,6 +443,13 @@ impl Config {
             contract_retry,
             providers,
             models,
+            server: raw.server.unwrap_or(serde_json::Value::Null),
+            safety: {
+                raw.safety
+                    .validate()
+                    .map_err(|e| ConfigError::Invalid(format!("[safety] {e}")))?;
+                raw.safety
+            },
         })
     }
 

@@ -2,12 +2,14 @@
 //! one provider per model, and the operations on conversations (start one, send a message).
 
 use crate::config::{Config, ModelConfig, ProviderKind};
+use crate::policy::{SafetyConfigError, SafetyPolicy};
 use crate::providers::{
     self, Anthropic, HttpSettings, OpenAi, OpenAiOptions, Provider, ProviderError,
 };
+use crate::providers::{ChatMessage, Role};
 use crate::store::{self, Conversation, ConversationStatus, NewConversation, Store, StoreError};
 use crate::turn::{TurnError, TurnInput, TurnOutcome, run_turn};
-use bridle_core::{Context, ContractError, Contracts};
+use bridle_core::{Context, Contract, ContractError, Contracts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,6 +46,9 @@ pub enum EngineError {
     /// The turn produced no final message.
     #[error(transparent)]
     Turn(#[from] TurnError),
+    /// The `[safety]` settings are unusable.
+    #[error(transparent)]
+    Safety(#[from] SafetyConfigError),
 }
 
 /// A configured model: its provider instance and settings.
@@ -62,6 +67,7 @@ pub struct Engine {
     contracts: Arc<Contracts>,
     store: Arc<dyn Store>,
     models: Arc<BTreeMap<String, Model>>,
+    policy: Arc<SafetyPolicy>,
 }
 
 impl Engine {
@@ -98,11 +104,13 @@ impl Engine {
                 },
             );
         }
+        let policy = Arc::new(SafetyPolicy::new(config.safety.clone())?);
         Ok(Self {
             config: Arc::new(config),
             contracts,
             store,
             models: Arc::new(models),
+            policy,
         })
     }
 
@@ -180,8 +188,77 @@ impl Engine {
             app_prompt: prompt.as_deref(),
             context: &context,
             user_message: message,
+            given_messages: None,
         };
-        Ok(run_turn(input).await?)
+        let mut outcome = run_turn(input).await?;
+        outcome.safety = Some(
+            self.policy
+                .apply(
+                    self.store.as_ref(),
+                    &conversation,
+                    outcome.message_id,
+                    &outcome.value,
+                )
+                .await?,
+        );
+        Ok(outcome)
+    }
+
+    /// The safety policy.
+    pub fn policy(&self) -> &SafetyPolicy {
+        &self.policy
+    }
+
+    /// Runs one turn over a chat the client sent whole (the OpenAI-compatible endpoint), under
+    /// `contract` — a named one or one made from the request's schema. The call is recorded as a
+    /// conversation of its own (context `{"source": "openai"}`), every attempt included, and
+    /// the safety policy applies as for any turn.
+    pub async fn complete_chat(
+        &self,
+        user_id: &str,
+        contract: &Contract,
+        messages: &[ChatMessage],
+        model: Option<&str>,
+    ) -> Result<(Conversation, TurnOutcome), EngineError> {
+        let model = self.model(model)?;
+        let user_message = messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.clone())
+            .ok_or_else(|| EngineError::BadContext("the chat has no user message".into()))?;
+        let conversation = self
+            .store
+            .create_conversation(&NewConversation {
+                user_id: user_id.to_owned(),
+                contract: contract.name().to_owned(),
+                context: serde_json::json!({"source": "openai"}),
+            })
+            .await?;
+        let input = TurnInput {
+            store: self.store.as_ref(),
+            provider: model.provider.as_ref(),
+            model: &model.settings,
+            contract,
+            retry: self.config.retry_for(contract.name()),
+            conversation: &conversation,
+            app_prompt: None,
+            context: &Context::new(),
+            user_message: &user_message,
+            given_messages: Some(messages),
+        };
+        let mut outcome = run_turn(input).await?;
+        outcome.safety = Some(
+            self.policy
+                .apply(
+                    self.store.as_ref(),
+                    &conversation,
+                    outcome.message_id,
+                    &outcome.value,
+                )
+                .await?,
+        );
+        Ok((conversation, outcome))
     }
 }
 

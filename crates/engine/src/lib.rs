@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod policy;
 pub mod providers;
 pub mod store;
 pub mod turn;

@@ -42,6 +42,10 @@ pub struct TurnInput<'a> {
     pub context: &'a Context,
     /// The user's message.
     pub user_message: &'a str,
+    /// A chat the client sent whole (the OpenAI-compatible endpoint): its system messages
+    /// follow the contract's instructions, its other messages replace the stored history and
+    /// `user_message`. `None`: the conversation's stored history.
+    pub given_messages: Option<&'a [ChatMessage]>,
 }
 
 /// The result of a turn that produced a final message.
@@ -63,6 +67,8 @@ pub struct TurnOutcome {
     pub fallback: bool,
     /// Tokens used over all attempts.
     pub usage: Usage,
+    /// What the safety policy did with the final message (set by the engine).
+    pub safety: Option<crate::policy::SafetyDecision>,
 }
 
 /// A turn that produced no final message.
@@ -134,6 +140,7 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
                             repairs: checked.repairs,
                             fallback: false,
                             usage,
+                            safety: None,
                         });
                     }
                     readable.push(value);
@@ -180,16 +187,26 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
         repairs: Vec::new(),
         fallback: true,
         usage,
+        safety: None,
     })
 }
 
 /// System message (contract instructions + the application's prompt), then the validated
-/// history, then the user's message.
+/// history, then the user's message — or, for a chat the client sent whole, its own messages.
 async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreError> {
     let mut system = input.contract.instructions(input.context);
     if let Some(prompt) = input.app_prompt.filter(|p| !p.trim().is_empty()) {
         system.push_str("\n\n");
         system.push_str(prompt.trim());
+    }
+    if let Some(given) = input.given_messages {
+        for message in given.iter().filter(|m| m.role == Role::System) {
+            system.push_str("\n\n");
+            system.push_str(message.content.trim());
+        }
+        let mut messages = vec![ChatMessage::new(Role::System, system)];
+        messages.extend(given.iter().filter(|m| m.role != Role::System).cloned());
+        return Ok(messages);
     }
     let history = input
         .store

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod http_turn;
+mod policy;
 mod providers;
 mod store;
 mod turn;

@@ -1,0 +1,33 @@
+//! `bridle serve`: the gateway — Bridle's main job. Zero config: SQLite in `./bridle-data`, the
+//! built-in mock provider, API keys generated and printed on first start.
+
+use crate::Outcome;
+use anyhow::{Context as _, Result};
+use bridle_engine::Config;
+use bridle_server::serve::{KeyEnv, serve};
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (default 127.0.0.1:8080, or [server] bind).
+    #[arg(long, value_name = "ADDR", env = "BRIDLE_BIND")]
+    bind: Option<String>,
+    /// Where Bridle keeps its files (SQLite database, generated API keys).
+    #[arg(long, value_name = "DIR", env = "BRIDLE_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// A bridle.toml configuration file.
+    #[arg(long, value_name = "FILE", env = "BRIDLE_CONFIG")]
+    config: Option<PathBuf>,
+}
+
+pub fn run(dirs: &[PathBuf], args: ServeArgs) -> Result<Outcome> {
+    let mut config = Config::load(args.config.as_deref(), args.data_dir.as_deref())?;
+    config.contracts_dirs.extend(dirs.iter().cloned());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(serve(config, args.bind, KeyEnv::from_process()))?;
+    Ok(Outcome::Met)
+}

@@ -1,0 +1,141 @@
+//! [`ApiError`]: every error the server answers, mapped to an HTTP status and one JSON body
+//! shape (OpenAI's: `{"error": {"message", "type", "code"}}`) in one table, so clients of the
+//! native API and of the OpenAI-compatible endpoint read errors the same way.
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use bridle_engine::{EngineError, TurnError};
+use serde_json::json;
+use std::time::Duration;
+
+/// An error answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// No or an unknown API key.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// The key's role may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// No such thing (or not the caller's).
+    #[error("{0}")]
+    NotFound(String),
+    /// The request body or parameters are wrong.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The request body is over the size limit.
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    /// The request is well-formed but breaks a limit or rule (too long, blocked, …).
+    #[error("{0}")]
+    Unprocessable(String),
+    /// The conversation is blocked by the safety policy: the message is the blocked answer
+    /// (crisis resources), shown instead of a reply until an admin unblocks it.
+    #[error("{0}")]
+    Blocked(String),
+    /// Too many requests; retry after the given time.
+    #[error("{message}")]
+    RateLimited {
+        /// What was exceeded.
+        message: String,
+        /// When to retry.
+        retry_after: Duration,
+    },
+    /// The upstream model failed in a way retrying cannot fix, or no valid reply came back.
+    #[error("{0}")]
+    Upstream(String),
+    /// Something on our side failed (storage, …).
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ApiError {
+    /// Status, OpenAI error `type`, and `code`.
+    fn parts(&self) -> (StatusCode, &'static str, &'static str) {
+        match self {
+            Self::Unauthorized(_) => (
+                StatusCode::UNAUTHORIZED,
+                "authentication_error",
+                "invalid_api_key",
+            ),
+            Self::Forbidden(_) => (StatusCode::FORBIDDEN, "permission_error", "forbidden"),
+            Self::NotFound(_) => (StatusCode::NOT_FOUND, "invalid_request_error", "not_found"),
+            Self::BadRequest(_) => (
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                "bad_request",
+            ),
+            Self::PayloadTooLarge(_) => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "invalid_request_error",
+                "payload_too_large",
+            ),
+            Self::Unprocessable(_) => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_request_error",
+                "unprocessable",
+            ),
+            Self::Blocked(_) => (
+                StatusCode::LOCKED,
+                "conversation_blocked",
+                "conversation_blocked",
+            ),
+            Self::RateLimited { .. } => (
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limit_error",
+                "rate_limited",
+            ),
+            Self::Upstream(_) => (StatusCode::BAD_GATEWAY, "upstream_error", "upstream_failed"),
+            Self::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                "internal",
+            ),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, kind, code) = self.parts();
+        if status.is_server_error() {
+            tracing::error!(error = %self, "request failed");
+        }
+        let body =
+            Json(json!({"error": {"message": self.to_string(), "type": kind, "code": code}}));
+        let mut response = (status, body).into_response();
+        if let Self::RateLimited { retry_after, .. } = &self {
+            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+            if let Ok(value) = HeaderValue::from_str(&seconds.max(1).to_string()) {
+                response.headers_mut().insert(header::RETRY_AFTER, value);
+            }
+        }
+        response
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(error: EngineError) -> Self {
+        match error {
+            EngineError::NoConversation(_) => Self::NotFound(error.to_string()),
+            EngineError::Contract(e) => Self::BadRequest(e.to_string()),
+            EngineError::UnknownModel { .. } | EngineError::BadContext(_) => {
+                Self::BadRequest(error.to_string())
+            }
+            EngineError::Blocked(_) => Self::Unprocessable(error.to_string()),
+            EngineError::Turn(TurnError::Store(e)) | EngineError::Store(e) => {
+                Self::Internal(format!("storage failed: {e}"))
+            }
+            EngineError::Turn(e) => Self::Upstream(e.to_string()),
+            EngineError::Provider(e) => Self::Internal(format!("provider setup failed: {e}")),
+            EngineError::Safety(e) => Self::Internal(format!("safety policy setup failed: {e}")),
+        }
+    }
+}
+
+impl From<bridle_engine::store::StoreError> for ApiError {
+    fn from(error: bridle_engine::store::StoreError) -> Self {
+        Self::Internal(format!("storage failed: {error}"))
+    }
+}

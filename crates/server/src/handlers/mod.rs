@@ -1,0 +1,4 @@
+//! Thin handlers: extract, call the engine, map the result.
+
+pub mod conversations;
+pub mod health;

@@ -1,0 +1,171 @@
+//! [`serve`]: `bridle serve` — open the engine (zero config: SQLite in `./bridle-data`, the mock
+//! provider), load or generate the API keys, listen, print the URL and how to authenticate, and
+//! serve until Ctrl-C.
+
+use crate::auth::{GeneratedKeys, KeyError, Keys};
+use crate::settings::ServerSettings;
+use crate::{AppState, app};
+use bridle_engine::{Config, Engine, EngineError};
+use std::sync::Arc;
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// `[server]` is wrong.
+    #[error("configuration: {0}")]
+    Settings(String),
+    /// Contracts, store or providers failed to open.
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// API keys could not be loaded.
+    #[error(transparent)]
+    Keys(#[from] KeyError),
+    /// Could not listen or serve.
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        /// The address.
+        address: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// Environment the server reads besides the configuration.
+#[derive(Debug, Clone, Default)]
+pub struct KeyEnv {
+    /// `BRIDLE_ADMIN_KEY`.
+    pub admin_key: Option<String>,
+    /// `BRIDLE_USER_KEYS`.
+    pub user_keys: Option<String>,
+}
+
+impl KeyEnv {
+    /// From the process environment.
+    pub fn from_process() -> Self {
+        Self {
+            admin_key: std::env::var("BRIDLE_ADMIN_KEY").ok(),
+            user_keys: std::env::var("BRIDLE_USER_KEYS").ok(),
+        }
+    }
+}
+
+/// Opens everything and serves until Ctrl-C. `bind` overrides `[server] bind`.
+pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<(), ServeError> {
+    let mut settings = ServerSettings::from_value(&config.server).map_err(ServeError::Settings)?;
+    if let Some(bind) = bind {
+        settings.bind = bind;
+    }
+    let key_file = config.data_dir.join("api-keys.json");
+    let engine = Engine::open(config).await?;
+    let (keys, generated) = Keys::load(
+        env.admin_key.as_deref(),
+        env.user_keys.as_deref(),
+        &key_file,
+    )?;
+    let listener = tokio::net::TcpListener::bind(&settings.bind)
+        .await
+        .map_err(|source| ServeError::Listen {
+            address: settings.bind.clone(),
+            source,
+        })?;
+    let address = listener.local_addr().map_err(|source| ServeError::Listen {
+        address: settings.bind.clone(),
+        source,
+    })?;
+    announce(
+        &engine,
+        &address.to_string(),
+        &key_file,
+        generated.as_ref(),
+        keys.len(),
+    );
+    let state = AppState {
+        engine,
+        keys: Arc::new(keys),
+        settings: Arc::new(settings),
+    };
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+            eprintln!("bridle: shutting down");
+        })
+        .await
+        .map_err(|source| ServeError::Listen {
+            address: address.to_string(),
+            source,
+        })
+}
+
+fn announce(
+    engine: &Engine,
+    address: &str,
+    key_file: &std::path::Path,
+    generated: Option<&GeneratedKeys>,
+    key_count: usize,
+) {
+    let config = engine.config();
+    eprintln!("bridle: serving on http://{address}");
+    eprintln!(
+        "  store: {} ({})",
+        engine.store().backend(),
+        redact_url(&config.store_url)
+    );
+    eprintln!(
+        "  default model: {}   contracts: {}",
+        config.default_model,
+        engine
+            .contracts()
+            .iter()
+            .map(|c| c.name().to_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    match generated {
+        Some(keys) => {
+            eprintln!(
+                "  first start: generated API keys (shown once; stored hashed in {}):",
+                key_file.display()
+            );
+            eprintln!("    admin:      {}", keys.admin);
+            eprintln!("    demo user:  {}", keys.user);
+        }
+        None => eprintln!(
+            "  {key_count} API key(s) configured (BRIDLE_ADMIN_KEY, BRIDLE_USER_KEYS, {})",
+            key_file.display()
+        ),
+    }
+    eprintln!("  authenticate with:  Authorization: Bearer <key>");
+    eprintln!(
+        "  try:  curl -s -H 'Authorization: Bearer <key>' -H 'Content-Type: application/json' \\"
+    );
+    eprintln!(
+        "          -d '{{\"contract\":\"selfhelp-response\"}}' http://{address}/v1/conversations"
+    );
+}
+
+/// The store URL without a password.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let credentials = &url[scheme + 3..at];
+            match credentials.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn store_passwords_are_not_printed() {
+        assert_eq!(
+            super::redact_url("postgres://u:secret@h/db"),
+            "postgres://u:***@h/db"
+        );
+        assert_eq!(super::redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(super::redact_url("sqlite://./x.db"), "sqlite://./x.db");
+    }
+}

@@ -1,0 +1,46 @@
+//! [`ServerSettings`]: the `[server]` section of `bridle.toml` (raw serde, `deny_unknown_fields`)
+//! — where to listen and the input limits.
+
+use serde::Deserialize;
+
+/// Longest user message accepted, in characters, unless configured.
+pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 10_000;
+/// Largest request body accepted, in bytes, unless configured.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Server settings.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Address to listen on.
+    pub bind: String,
+    /// Longest user message, in characters (422 beyond).
+    pub max_message_chars: usize,
+    /// Largest request body, in bytes (413 beyond).
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8080".into(),
+            max_message_chars: DEFAULT_MAX_MESSAGE_CHARS,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl ServerSettings {
+    /// Reads the opaque `[server]` value the engine's configuration kept.
+    pub fn from_value(value: &serde_json::Value) -> Result<Self, String> {
+        let settings: Self = if value.is_null() {
+            Self::default()
+        } else {
+            serde_json::from_value(value.clone()).map_err(|e| format!("[server]: {e}"))?
+        };
+        if settings.max_message_chars == 0 || settings.max_body_bytes < 1024 {
+            return Err("[server]: max_message_chars must be > 0 and max_body_bytes ≥ 1024".into());
+        }
+        Ok(settings)
+    }
+}

@@ -1,0 +1,319 @@
+//! The native API through `app()`: routes, status codes, the authz matrix, input limits and the
+//! error body shape.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use bridle_engine::store::{self, ConversationStatus};
+use bridle_engine::{Config, Engine};
+use bridle_server::{AppState, Keys, Role, ServerSettings, app};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tower::ServiceExt;
+
+pub const ADMIN: &str = "admin-key-000000000000";
+pub const ADA: &str = "ada-key-0000000000000000";
+pub const BOB: &str = "bob-key-0000000000000000";
+
+pub struct Harness {
+    pub state: AppState,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    pub async fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("bridle.db").display());
+        let store = Arc::from(store::open(&url).await.unwrap());
+        let config = Config::from_toml("[retry]\ndelay_ms = 0", &Default::default()).unwrap();
+        let engine = Engine::with_store(config, store).unwrap();
+        let mut keys = Keys::default();
+        keys.add_key(ADMIN, Role::Admin, "admin").unwrap();
+        keys.add_key(ADA, Role::User, "ada").unwrap();
+        keys.add_key(BOB, Role::User, "bob").unwrap();
+        let settings = ServerSettings {
+            max_message_chars: 200,
+            max_body_bytes: 4096,
+            ..ServerSettings::default()
+        };
+        Self {
+            state: AppState {
+                engine,
+                keys: Arc::new(keys),
+                settings: Arc::new(settings),
+            },
+            _dir: dir,
+        }
+    }
+
+    /// Sends a request; `key` None sends no key.
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut request = Request::builder().method(method).uri(path);
+        if let Some(key) = key {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
+        }
+        let request = match body {
+            Some(body) => request
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap(),
+            None => request.body(Body::empty()).unwrap(),
+        };
+        self.raw(request).await
+    }
+
+    pub async fn raw(&self, request: Request<Body>) -> (StatusCode, Value) {
+        let response = app(self.state.clone()).oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        let value = if bytes.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes)
+                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+        };
+        (status, value)
+    }
+
+    /// A conversation of the key's user.
+    pub async fn conversation(&self, key: &str) -> String {
+        let (status, body) = self.call("POST", "/v1/conversations", Some(key), Some(json!({"contract": "selfhelp-response", "context": {"page": "home"}, "prompt": "Be brief."}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().to_owned()
+    }
+}
+
+fn assert_error_shape(body: &Value) {
+    assert!(
+        body["error"]["message"].is_string()
+            && body["error"]["type"].is_string()
+            && body["error"]["code"].is_string(),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn health_needs_no_key() {
+    let h = Harness::new().await;
+    let (status, body) = h.call("GET", "/healthz", None, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["store"], "sqlite");
+}
+
+#[tokio::test]
+async fn a_conversation_round_trip() {
+    let h = Harness::new().await;
+    let id = h.conversation(ADA).await;
+    let (status, body) = h
+        .call(
+            "POST",
+            &format!("/v1/conversations/{id}/messages"),
+            Some(ADA),
+            Some(json!({"content": "I feel stressed"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["value"]["type"], "response");
+    assert_eq!(body["attempts"], 1);
+    assert_eq!(body["fallback"], false);
+    assert!(body["usage"]["input_tokens"].as_u64().unwrap() > 0);
+    let (status, history) = h
+        .call(
+            "GET",
+            &format!("/v1/conversations/{id}/messages"),
+            Some(ADA),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let messages = history["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[0]["content"], "I feel stressed");
+    assert_eq!(messages[1]["value"], body["value"]);
+    let text = history.to_string();
+    for secret in ["request_payload", "raw_response", "violations"] {
+        assert!(!text.contains(secret), "{secret} is admin-only");
+    }
+    let (status, list) = h.call("GET", "/v1/conversations", Some(ADA), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list["total"], 1);
+    assert_eq!(list["items"][0]["id"], id.as_str());
+}
+
+#[tokio::test]
+async fn the_authz_matrix() {
+    let h = Harness::new().await;
+    let ada_conversation = h.conversation(ADA).await;
+    let messages = format!("/v1/conversations/{ada_conversation}/messages");
+    let send = Some(json!({"content": "hello"}));
+    let create = Some(json!({"contract": "selfhelp-response"}));
+    // (method, path, key, body, expected status)
+    type Case<'a> = (&'a str, &'a str, Option<&'a str>, Option<Value>, StatusCode);
+    let cases: Vec<Case> = vec![
+        (
+            "GET",
+            "/v1/conversations",
+            None,
+            None,
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "GET",
+            "/v1/conversations",
+            Some("wrong-key-000000000000"),
+            None,
+            StatusCode::UNAUTHORIZED,
+        ),
+        ("GET", "/v1/conversations", Some(ADA), None, StatusCode::OK),
+        (
+            "POST",
+            "/v1/conversations",
+            None,
+            create.clone(),
+            StatusCode::UNAUTHORIZED,
+        ),
+        (
+            "POST",
+            "/v1/conversations",
+            Some(BOB),
+            create.clone(),
+            StatusCode::CREATED,
+        ),
+        ("GET", &messages, None, None, StatusCode::UNAUTHORIZED),
+        ("GET", &messages, Some(ADA), None, StatusCode::OK),
+        ("GET", &messages, Some(BOB), None, StatusCode::NOT_FOUND),
+        ("GET", &messages, Some(ADMIN), None, StatusCode::OK),
+        (
+            "POST",
+            &messages,
+            Some(BOB),
+            send.clone(),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            "POST",
+            &messages,
+            None,
+            send.clone(),
+            StatusCode::UNAUTHORIZED,
+        ),
+        ("POST", &messages, Some(ADA), send.clone(), StatusCode::OK),
+    ];
+    for (method, path, key, body, expected) in cases {
+        let (status, response) = h.call(method, path, key, body).await;
+        assert_eq!(status, expected, "{method} {path} as {key:?}: {response}");
+        if !status.is_success() {
+            assert_error_shape(&response);
+        }
+    }
+    // Bob's list does not show Ada's conversation.
+    let (_, list) = h.call("GET", "/v1/conversations", Some(BOB), None).await;
+    assert!(
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["id"] != ada_conversation.as_str())
+    );
+}
+
+#[tokio::test]
+async fn bad_input_gets_clear_errors() {
+    let h = Harness::new().await;
+    let id = h.conversation(ADA).await;
+    let path = format!("/v1/conversations/{id}/messages");
+    let cases: Vec<(Option<Value>, StatusCode)> = vec![
+        (
+            Some(json!({"content": "x".repeat(201)})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            Some(json!({"content": "   "})),
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (Some(json!({"content": 5})), StatusCode::BAD_REQUEST),
+        (Some(json!({"text": "hi"})), StatusCode::BAD_REQUEST),
+        (
+            Some(json!({"content": "hi", "model": "nope"})),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            Some(json!({"content": "y".repeat(5000)})),
+            StatusCode::PAYLOAD_TOO_LARGE,
+        ),
+    ];
+    for (body, expected) in cases {
+        let (status, response) = h.call("POST", &path, Some(ADA), body.clone()).await;
+        assert_eq!(status, expected, "{body:?}: {response}");
+        assert_error_shape(&response);
+    }
+    let garbage = Request::builder()
+        .method("POST")
+        .uri(&path)
+        .header(header::AUTHORIZATION, format!("Bearer {ADA}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(vec![0xff, 0xfe, b'{']))
+        .unwrap();
+    let (status, response) = h.raw(garbage).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_error_shape(&response);
+    let (status, response) = h
+        .call(
+            "POST",
+            "/v1/conversations",
+            Some(ADA),
+            Some(json!({"contract": "no-such"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        response["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("unknown contract")
+    );
+    let (status, _) = h
+        .call(
+            "POST",
+            "/v1/conversations/missing/messages",
+            Some(ADA),
+            Some(json!({"content": "hi"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    // Nothing was stored by the refused messages.
+    let (_, history) = h.call("GET", &path, Some(ADA), None).await;
+    assert_eq!(history["messages"].as_array().unwrap().len(), 0);
+}
+
+#[tokio::test]
+async fn a_blocked_conversation_refuses_messages() {
+    let h = Harness::new().await;
+    let id = h.conversation(ADA).await;
+    h.state
+        .engine
+        .store()
+        .set_status(&id, ConversationStatus::Blocked)
+        .await
+        .unwrap();
+    let (status, body) = h
+        .call(
+            "POST",
+            &format!("/v1/conversations/{id}/messages"),
+            Some(ADA),
+            Some(json!({"content": "hi"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::LOCKED, "{body}");
+    assert_error_shape(&body);
+    assert!(
+        body["error"]["message"].as_str().unwrap().contains("112"),
+        "the blocked answer carries crisis resources: {body}"
+    );
+}

@@ -1,0 +1,5 @@
+//! Server tests: `app()` with `oneshot` for every route, status code and role.
+
+#![allow(clippy::unwrap_used)]
+
+mod api;
