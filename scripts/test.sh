@@ -16,6 +16,14 @@ if [ "$fuzz_seconds" != "0" ] && ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install --locked cargo-fuzz
 fi
 
+step "python client"
+# The OpenAI-compatible endpoint is tested with the official openai package, in a venv of its own.
+if [ ! -x target/py/bin/python ] || ! target/py/bin/python -c "import openai" 2>/dev/null; then
+  python3 -m venv target/py
+  target/py/bin/pip install --quiet --disable-pip-version-check "openai==3.54.0"
+fi
+target/py/bin/python -c "import openai; print('openai', openai.__version__)"
+
 step "services"
 # The store tests use the real PostgreSQL on 127.0.0.1:5432 (database "test", trust auth).
 if [ -z "${BRIDLE_TEST_POSTGRES_URL:-}" ]; then

@@ -1,38 +1,14 @@
 //! `bridle mock-llm`: the real binary serving the mock over loopback.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::{Running, spawn_listening};
+use std::ffi::OsStr;
+use std::process::{Command, Stdio};
 
 /// Starts `bridle mock-llm --port 0 ARGS` and returns it with its base URL.
 fn start(args: &[&str]) -> (Running, String) {
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bridle"))
-        .args(["mock-llm", "--port", "0"])
-        .args(args)
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut reader = BufReader::new(stderr);
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    // Keep draining its standard error so that it never writes into a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_owned();
-    (Running(child), url)
+    let mut all: Vec<&OsStr> = ["mock-llm", "--port", "0"].iter().map(OsStr::new).collect();
+    all.extend(args.iter().map(OsStr::new));
+    spawn_listening(&all, &[])
 }
 
 #[tokio::test]

@@ -2,3 +2,4 @@
 
 pub mod conversations;
 pub mod health;
+pub mod openai;

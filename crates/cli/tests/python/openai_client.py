@@ -1,0 +1,99 @@
+"""Bridle's OpenAI-compatible endpoint driven by the official `openai` Python package.
+
+Usage: python openai_client.py BASE_URL API_KEY
+Exits non-zero (with the failed assertion) when Bridle does not behave like OpenAI's API.
+"""
+
+import json
+import sys
+
+import openai
+from openai import OpenAI
+
+base_url, api_key = sys.argv[1], sys.argv[2]
+client = OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+checks = 0
+
+PERSON = {
+    "type": "object",
+    "required": ["name", "age"],
+    "properties": {"name": {"type": "string", "minLength": 1}, "age": {"type": "integer", "minimum": 0}},
+    "additionalProperties": False,
+}
+
+# 1. response_format json_schema is enforced; attempts and repairs come back as headers.
+raw = client.chat.completions.with_raw_response.create(
+    model="mock",
+    messages=[{"role": "system", "content": "Extract the person."}, {"role": "user", "content": "Ada is 36."}],
+    response_format={"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON}},
+)
+completion = raw.parse()
+person = json.loads(completion.choices[0].message.content)
+assert isinstance(person["name"], str) and person["name"], person
+assert isinstance(person["age"], int) and person["age"] >= 0, person
+assert int(raw.headers["x-bridle-attempts"]) >= 1, dict(raw.headers)
+assert raw.headers["x-bridle-contract"] == "person", dict(raw.headers)
+assert completion.usage.total_tokens > 0
+checks += 1
+
+# 2. A built-in contract chosen with extra_headers.
+completion = client.chat.completions.create(
+    model="mock",
+    messages=[{"role": "user", "content": "I feel anxious before exams."}],
+    extra_headers={"x-bridle-contract": "selfhelp-response"},
+)
+reply = json.loads(completion.choices[0].message.content)
+assert reply["type"] == "response" and reply["content"]["text_blocks"], reply
+assert completion.choices[0].finish_reason == "stop"
+checks += 1
+
+# 3. json_object is enforced as "a valid JSON object".
+completion = client.chat.completions.create(
+    model="mock",
+    messages=[{"role": "user", "content": "Give me JSON."}],
+    response_format={"type": "json_object"},
+)
+assert isinstance(json.loads(completion.choices[0].message.content), dict)
+checks += 1
+
+# 4. A plain request passes through.
+raw = client.chat.completions.with_raw_response.create(model="mock", messages=[{"role": "user", "content": "Hello!"}])
+assert raw.headers["x-bridle-contract"] == "none"
+assert raw.parse().choices[0].message.content
+checks += 1
+
+# 5. Streaming delivers the validated reply.
+stream = client.chat.completions.create(
+    model="mock",
+    messages=[{"role": "user", "content": "Stream it."}],
+    extra_headers={"x-bridle-contract": "selfhelp-response"},
+    stream=True,
+)
+text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk.choices)
+assert json.loads(text)["type"] == "response", text
+checks += 1
+
+# 6. Errors use OpenAI's shapes, so the SDK raises its own exceptions.
+try:
+    client.chat.completions.create(
+        model="mock", messages=[{"role": "user", "content": "x"}], extra_headers={"x-bridle-contract": "no-such-contract"}
+    )
+    raise AssertionError("an unknown contract must be refused")
+except openai.BadRequestError as error:
+    assert "unknown contract" in str(error), error
+checks += 1
+
+try:
+    OpenAI(base_url=base_url, api_key="wrong-key-0000000000", max_retries=0).chat.completions.create(
+        model="mock", messages=[{"role": "user", "content": "x"}]
+    )
+    raise AssertionError("a wrong key must be refused")
+except openai.AuthenticationError:
+    pass
+checks += 1
+
+# 7. The model list.
+assert "mock" in [m.id for m in client.models.list()]
+checks += 1
+
+print(f"openai SDK {openai.__version__}: {checks} checks passed")

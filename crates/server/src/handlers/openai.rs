@@ -1,0 +1,322 @@
+//! The OpenAI-compatible endpoint: `POST /v1/chat/completions` and `GET /v1/models`.
+//!
+//! A request names its contract with the header `x-bridle-contract: NAME`, or brings a
+//! `response_format: {"type": "json_schema", …}` (its schema becomes the contract), or asks for
+//! `{"type": "json_object"}` ("a valid JSON object"); Bridle then enforces it (repair + retry)
+//! and the standard response body carries valid JSON content, with attempts and repairs in
+//! `x-bridle-*` headers. A request with none of these passes through to the model unchanged.
+//! `stream: true` is answered as server-sent events once the reply is known to be valid.
+
+use crate::AppState;
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::extract::ApiJson;
+use axum::Json;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderName, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use bridle_core::Contract;
+use bridle_engine::TurnOutcome;
+use bridle_engine::providers::{ChatMessage, ChatRequest, Role};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The header naming a contract.
+pub const CONTRACT_HEADER: &str = "x-bridle-contract";
+
+#[derive(Debug, Deserialize)]
+pub struct CompletionBody {
+    model: Option<String>,
+    messages: Vec<WireMessage>,
+    #[serde(default)]
+    stream: bool,
+    response_format: Option<Value>,
+    temperature: Option<f64>,
+    max_tokens: Option<u32>,
+    max_completion_tokens: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct WireMessage {
+    role: String,
+    content: Value,
+}
+
+/// Text of an OpenAI message content: a string, or the text parts of a content array.
+fn text_of(content: &Value) -> Result<String, ApiError> {
+    match content {
+        Value::String(s) => Ok(s.clone()),
+        Value::Null => Ok(String::new()),
+        Value::Array(parts) => Ok(parts
+            .iter()
+            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n")),
+        _ => Err(ApiError::BadRequest(
+            "message content must be a string or an array of parts".into(),
+        )),
+    }
+}
+
+fn messages(body: &CompletionBody) -> Result<Vec<ChatMessage>, ApiError> {
+    if body.messages.is_empty() {
+        return Err(ApiError::BadRequest("messages must not be empty".into()));
+    }
+    body.messages
+        .iter()
+        .map(|m| {
+            let role = match m.role.as_str() {
+                "system" | "developer" => Role::System,
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                other => {
+                    return Err(ApiError::BadRequest(format!(
+                        "unsupported message role {other:?}"
+                    )));
+                }
+            };
+            Ok(ChatMessage::new(role, text_of(&m.content)?))
+        })
+        .collect()
+}
+
+/// The contract a request asks for, if any.
+fn contract_for(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: &CompletionBody,
+) -> Result<Option<Arc<Contract>>, ApiError> {
+    if let Some(name) = headers.get(CONTRACT_HEADER) {
+        let name = name
+            .to_str()
+            .map_err(|_| ApiError::BadRequest(format!("{CONTRACT_HEADER} must be text")))?;
+        return Ok(Some(
+            state
+                .engine
+                .contracts()
+                .get(name.trim())
+                .map_err(|e| ApiError::BadRequest(e.to_string()))?,
+        ));
+    }
+    let Some(format) = &body.response_format else {
+        return Ok(None);
+    };
+    match format.get("type").and_then(Value::as_str) {
+        Some("json_schema") => {
+            let spec = format.get("json_schema").ok_or_else(|| {
+                ApiError::BadRequest("response_format.json_schema is missing".into())
+            })?;
+            let schema = spec.get("schema").cloned().ok_or_else(|| {
+                ApiError::BadRequest("response_format.json_schema.schema is missing".into())
+            })?;
+            let name = spec
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("response_format");
+            let contract = Contract::from_schema(name, schema)
+                .map_err(|e| ApiError::BadRequest(format!("response_format schema: {e}")))?;
+            Ok(Some(Arc::new(contract)))
+        }
+        Some("json_object") => Ok(Some(Arc::new(
+            Contract::from_schema("json_object", json!({"type": "object"}))
+                .map_err(|e| ApiError::Internal(e.to_string()))?,
+        ))),
+        Some("text") | None => Ok(None),
+        Some(other) => Err(ApiError::BadRequest(format!(
+            "unsupported response_format type {other:?}"
+        ))),
+    }
+}
+
+pub async fn completions(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    ApiJson(body): ApiJson<CompletionBody>,
+) -> Result<Response, ApiError> {
+    let chat = messages(&body)?;
+    let longest = chat
+        .iter()
+        .map(|m| m.content.chars().count())
+        .max()
+        .unwrap_or(0);
+    if longest > state.settings.max_message_chars {
+        return Err(ApiError::Unprocessable(format!(
+            "a message has {longest} characters; the limit is {}",
+            state.settings.max_message_chars
+        )));
+    }
+    let model_name = body
+        .model
+        .as_deref()
+        .filter(|m| state.engine.model(Some(m)).is_ok());
+    let Some(contract) = contract_for(&state, &headers, &body)? else {
+        return passthrough(&state, model_name, &body, chat).await;
+    };
+    let (conversation, outcome) = state
+        .engine
+        .complete_chat(&caller.user_id, &contract, &chat, model_name)
+        .await?;
+    let model = body
+        .model
+        .clone()
+        .unwrap_or_else(|| state.engine.config().default_model.clone());
+    let content = outcome.value.to_string();
+    let mut response = if body.stream {
+        stream(&outcome.turn_id, &model, &content)
+    } else {
+        Json(completion_body(
+            &outcome.turn_id,
+            &model,
+            &content,
+            &outcome,
+        ))
+        .into_response()
+    };
+    let extra = [
+        ("x-bridle-attempts", outcome.attempts.to_string()),
+        (
+            "x-bridle-repairs",
+            outcome
+                .repairs
+                .iter()
+                .map(|r| r.kind.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+        ),
+        ("x-bridle-fallback", outcome.fallback.to_string()),
+        ("x-bridle-contract", contract.name().to_owned()),
+        ("x-bridle-conversation", conversation.id.clone()),
+    ];
+    for (name, value) in extra {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            response
+                .headers_mut()
+                .insert(HeaderName::from_static(name), value);
+        }
+    }
+    Ok(response)
+}
+
+fn completion_body(id: &str, model: &str, content: &str, outcome: &TurnOutcome) -> Value {
+    json!({
+        "id": format!("chatcmpl-{id}"),
+        "object": "chat.completion",
+        "created": created(),
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop", "logprobs": null}],
+        "usage": {
+            "prompt_tokens": outcome.usage.input_tokens,
+            "completion_tokens": outcome.usage.output_tokens,
+            "total_tokens": outcome.usage.input_tokens + outcome.usage.output_tokens
+        }
+    })
+}
+
+fn created() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// The validated reply as OpenAI stream chunks.
+fn stream(id: &str, model: &str, content: &str) -> Response {
+    let chunk = |delta: Value, finish: Value| json!({"id": format!("chatcmpl-{id}"), "object": "chat.completion.chunk", "created": created(), "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+    let mut events = vec![chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    )];
+    let chars: Vec<char> = content.chars().collect();
+    for piece in chars.chunks(64) {
+        events.push(chunk(
+            json!({"content": piece.iter().collect::<String>()}),
+            Value::Null,
+        ));
+    }
+    events.push(chunk(json!({}), json!("stop")));
+    let mut body = String::new();
+    for event in events {
+        body.push_str("data: ");
+        body.push_str(&event.to_string());
+        body.push_str("\n\n");
+    }
+    body.push_str("data: [DONE]\n\n");
+    (
+        [
+            (axum::http::header::CONTENT_TYPE, "text/event-stream"),
+            (axum::http::header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn passthrough(
+    state: &AppState,
+    model_name: Option<&str>,
+    body: &CompletionBody,
+    chat: Vec<ChatMessage>,
+) -> Result<Response, ApiError> {
+    let model = state.engine.model(model_name)?;
+    let request = ChatRequest {
+        model: model.settings.model.clone(),
+        messages: chat,
+        temperature: body.temperature.or(model.settings.temperature),
+        max_tokens: body
+            .max_completion_tokens
+            .or(body.max_tokens)
+            .or(model.settings.max_tokens),
+        response_format: None,
+    };
+    let completion = model
+        .provider
+        .complete(&request)
+        .await
+        .map_err(|e| match &e {
+            bridle_engine::providers::ProviderError::Status { status, .. } if *status == 429 => {
+                ApiError::RateLimited {
+                    message: e.to_string(),
+                    retry_after: e.retry_after().unwrap_or(std::time::Duration::from_secs(1)),
+                }
+            }
+            _ => ApiError::Upstream(e.to_string()),
+        })?;
+    let usage = completion.usage.unwrap_or_default();
+    let name = body.model.clone().unwrap_or(completion.model.clone());
+    if body.stream {
+        let mut response = stream(&format!("{}", created()), &name, &completion.content);
+        response.headers_mut().insert(
+            HeaderName::from_static("x-bridle-contract"),
+            HeaderValue::from_static("none"),
+        );
+        return Ok(response);
+    }
+    let value = json!({
+        "id": format!("chatcmpl-{}", created()),
+        "object": "chat.completion",
+        "created": created(),
+        "model": name,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": completion.content}, "finish_reason": completion.finish_reason.unwrap_or_else(|| "stop".into()), "logprobs": null}],
+        "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens, "total_tokens": usage.input_tokens + usage.output_tokens}
+    });
+    let mut response = Json(value).into_response();
+    response.headers_mut().insert(
+        HeaderName::from_static("x-bridle-contract"),
+        HeaderValue::from_static("none"),
+    );
+    Ok(response)
+}
+
+pub async fn models(State(state): State<AppState>, _caller: Caller) -> Json<Value> {
+    let data: Vec<Value> = state
+        .engine
+        .config()
+        .models
+        .keys()
+        .map(|name| json!({"id": name, "object": "model", "created": 0, "owned_by": "bridle"}))
+        .collect();
+    Json(json!({"object": "list", "data": data}))
+}
