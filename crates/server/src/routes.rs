@@ -1,7 +1,7 @@
 //! The route table: every route the server answers, in one place.
 
 use crate::AppState;
-use crate::handlers::{conversations, health, openai};
+use crate::handlers::{admin, conversations, health, openai};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
@@ -17,6 +17,9 @@ use axum::routing::{get, post};
 /// | GET | `/v1/conversations/{id}/messages` | owner | the conversation as its user sees it (validated only) |
 /// | POST | `/v1/chat/completions` | user, admin | OpenAI-compatible; a contract is enforced when named or given as `response_format` |
 /// | GET | `/v1/models` | user, admin | OpenAI-compatible model list |
+/// | GET | `/admin/v1/conversations` | admin | filters (user, contract, from, to, q, has_invalid, blocked), pagination |
+/// | GET | `/admin/v1/conversations/{id}` | admin | every attempt with payload, violations, repairs; safety events |
+/// | POST | `/admin/v1/conversations/{id}/unblock` | admin | lift a safety block |
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.max_body_bytes;
     Router::new()
@@ -31,6 +34,9 @@ pub fn app(state: AppState) -> Router {
         )
         .route("/v1/chat/completions", post(openai::completions))
         .route("/v1/models", get(openai::models))
+        .route("/admin/v1/conversations", get(admin::conversations))
+        .route("/admin/v1/conversations/{id}", get(admin::conversation))
+        .route("/admin/v1/conversations/{id}/unblock", post(admin::unblock))
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)
 }

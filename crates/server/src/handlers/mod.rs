@@ -1,5 +1,6 @@
 //! Thin handlers: extract, call the engine, map the result.
 
+pub mod admin;
 pub mod conversations;
 pub mod health;
 pub mod openai;

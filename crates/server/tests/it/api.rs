@@ -22,10 +22,19 @@ pub struct Harness {
 
 impl Harness {
     pub async fn new() -> Self {
+        Self::with_config("").await
+    }
+
+    /// A harness whose bridle.toml also holds `extra`.
+    pub async fn with_config(extra: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("bridle.db").display());
         let store = Arc::from(store::open(&url).await.unwrap());
-        let config = Config::from_toml("[retry]\ndelay_ms = 0", &Default::default()).unwrap();
+        let config = Config::from_toml(
+            &format!("[retry]\ndelay_ms = 0\n{extra}"),
+            &Default::default(),
+        )
+        .unwrap();
         let engine = Engine::with_store(config, store).unwrap();
         let mut keys = Keys::default();
         keys.add_key(ADMIN, Role::Admin, "admin").unwrap();

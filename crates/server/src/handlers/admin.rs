@@ -1,0 +1,104 @@
+//! The admin API (`/admin/v1/…`, admin keys only): conversations with filters and real
+//! pagination, every attempt of a conversation with its payload, violations and repairs, the
+//! safety events, and unblocking.
+
+use crate::AppState;
+use crate::auth::Caller;
+use crate::error::ApiError;
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use bridle_engine::store::{ConversationFilter, ConversationStatus, PageRequest, View};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Query parameters of the conversation listing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    user: Option<String>,
+    contract: Option<String>,
+    /// Created at or after (Unix ms).
+    from: Option<i64>,
+    /// Created before (Unix ms).
+    to: Option<i64>,
+    /// Text in any message.
+    q: Option<String>,
+    has_invalid: Option<bool>,
+    blocked: Option<bool>,
+    #[serde(default)]
+    offset: u64,
+    #[serde(default = "default_limit")]
+    limit: u64,
+}
+
+fn default_limit() -> u64 {
+    50
+}
+
+pub async fn conversations(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    caller.require_admin()?;
+    let filter = ConversationFilter {
+        user_id: q.user,
+        contract: q.contract,
+        created_from: q.from,
+        created_to: q.to,
+        text: q.q.filter(|t| !t.is_empty()),
+        has_invalid: q.has_invalid,
+        blocked: q.blocked,
+    };
+    let page = state
+        .engine
+        .store()
+        .list_conversations(
+            &filter,
+            PageRequest {
+                offset: q.offset,
+                limit: q.limit,
+            },
+        )
+        .await?;
+    Ok(Json(
+        serde_json::to_value(page).map_err(|e| ApiError::Internal(e.to_string()))?,
+    ))
+}
+
+pub async fn conversation(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    caller.require_admin()?;
+    let store = state.engine.store();
+    let conversation = store
+        .conversation(&id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))?;
+    let messages = store.messages(&id, View::Admin).await?;
+    let safety = store.safety_events(&id).await?;
+    Ok(Json(
+        json!({"conversation": conversation, "messages": messages, "safety_events": safety}),
+    ))
+}
+
+pub async fn unblock(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    caller.require_admin()?;
+    if !state
+        .engine
+        .store()
+        .set_status(&id, ConversationStatus::Active)
+        .await?
+    {
+        return Err(ApiError::NotFound(format!(
+            "conversation {id} does not exist"
+        )));
+    }
+    Ok(Json(json!({"id": id, "status": "active"})))
+}

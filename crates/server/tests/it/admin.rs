@@ -1,0 +1,259 @@
+//! The admin API: roles, filters, pagination, every attempt with its payload, unblocking.
+
+use crate::api::{ADA, ADMIN, BOB, Harness};
+use axum::http::StatusCode;
+use serde_json::json;
+
+#[tokio::test]
+async fn admin_routes_need_an_admin_key() {
+    let h = Harness::new().await;
+    let id = h.conversation(ADA).await;
+    for (method, path) in [
+        ("GET", "/admin/v1/conversations".to_owned()),
+        ("GET", format!("/admin/v1/conversations/{id}")),
+        ("POST", format!("/admin/v1/conversations/{id}/unblock")),
+    ] {
+        assert_eq!(
+            h.call(method, &path, None, None).await.0,
+            StatusCode::UNAUTHORIZED,
+            "{path}"
+        );
+        assert_eq!(
+            h.call(method, &path, Some(ADA), None).await.0,
+            StatusCode::FORBIDDEN,
+            "{path}"
+        );
+        assert_eq!(
+            h.call(method, &path, Some(ADMIN), None).await.0,
+            StatusCode::OK,
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn admins_see_every_attempt_with_its_payload() {
+    let h = Harness::with_config(
+        "[providers.mock]\nkind = \"mock\"\nfault_rate = 1.0\nfaults = [{ kind = \"wrong_key\" }]",
+    )
+    .await;
+    let id = h.conversation(ADA).await;
+    let (status, sent) = h
+        .call(
+            "POST",
+            &format!("/v1/conversations/{id}/messages"),
+            Some(ADA),
+            Some(json!({"content": "Hello"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{sent}");
+    assert_eq!(sent["attempts"], 2);
+    let (_, detail) = h
+        .call(
+            "GET",
+            &format!("/admin/v1/conversations/{id}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    let messages = detail["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 3, "the user message and both attempts");
+    assert_eq!(messages[1]["is_validated"], false);
+    assert!(!messages[1]["violations"].as_array().unwrap().is_empty());
+    assert!(messages[1]["request_payload"]["body"]["messages"].is_array());
+    assert_eq!(messages[2]["is_validated"], true);
+    // The owner still sees only the validated reply.
+    let (_, history) = h
+        .call(
+            "GET",
+            &format!("/v1/conversations/{id}/messages"),
+            Some(ADA),
+            None,
+        )
+        .await;
+    assert_eq!(history["messages"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn listing_filters_and_paginates() {
+    let h = Harness::with_config(
+        "[providers.mock]\nkind = \"mock\"\nfault_rate = 1.0\nfaults = [{ kind = \"wrong_enum\" }]",
+    )
+    .await;
+    let ada = h.conversation(ADA).await;
+    h.call(
+        "POST",
+        &format!("/v1/conversations/{ada}/messages"),
+        Some(ADA),
+        Some(json!({"content": "unusual words zebra"})),
+    )
+    .await;
+    for _ in 0..4 {
+        h.conversation(BOB).await;
+    }
+    let list = |query: &'static str| {
+        let h = &h;
+        async move {
+            let (status, body) = h
+                .call(
+                    "GET",
+                    &format!("/admin/v1/conversations?{query}"),
+                    Some(ADMIN),
+                    None,
+                )
+                .await;
+            assert_eq!(status, StatusCode::OK, "{query}: {body}");
+            body
+        }
+    };
+    assert_eq!(list("").await["total"], 5);
+    assert_eq!(list("user=bob").await["total"], 4);
+    assert_eq!(list("has_invalid=true").await["total"], 1);
+    assert_eq!(
+        list("has_invalid=true").await["items"][0]["id"],
+        ada.as_str()
+    );
+    assert_eq!(list("q=zebra").await["total"], 1);
+    assert_eq!(list("blocked=true").await["total"], 0);
+    let page = list("limit=2&offset=4").await;
+    assert_eq!(
+        (
+            page["total"].as_u64(),
+            page["items"].as_array().unwrap().len()
+        ),
+        (Some(5), 1)
+    );
+    let (status, body) = h
+        .call("GET", "/admin/v1/conversations?bogus=1", Some(ADMIN), None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+#[tokio::test]
+async fn unblocking_lets_the_conversation_continue() {
+    let h = Harness::new().await;
+    let id = h.conversation(ADA).await;
+    h.state
+        .engine
+        .store()
+        .set_status(&id, bridle_engine::store::ConversationStatus::Blocked)
+        .await
+        .unwrap();
+    let path = format!("/v1/conversations/{id}/messages");
+    assert_eq!(
+        h.call("POST", &path, Some(ADA), Some(json!({"content": "hi"})))
+            .await
+            .0,
+        StatusCode::LOCKED
+    );
+    let (status, body) = h
+        .call(
+            "POST",
+            &format!("/admin/v1/conversations/{id}/unblock"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        h.call("POST", &path, Some(ADA), Some(json!({"content": "hi"})))
+            .await
+            .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        h.call(
+            "POST",
+            "/admin/v1/conversations/nope/unblock",
+            Some(ADMIN),
+            None
+        )
+        .await
+        .0,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[tokio::test]
+async fn an_emergency_blocks_until_an_admin_unblocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let emergency = json!({"type": "response",
+        "safety": {"is_safe": false, "danger_level": "emergency", "detected_concerns": ["suicide"], "requires_intervention": true, "safety_message": "You matter."},
+        "content": {"text_blocks": [{"type": "error", "content": "Please call for help now."}]},
+        "metadata": {"model": "m", "language": "en"}});
+    let script = json!({"turns": [{"attempts": [{"reply": emergency.to_string()}]}]});
+    let path = dir.path().join("script.json");
+    std::fs::write(&path, script.to_string()).unwrap();
+    let h = Harness::with_config(&format!(
+        "[providers.mock]\nkind = \"mock\"\nscript = {:?}",
+        path.display().to_string()
+    ))
+    .await;
+    let id = h.conversation(ADA).await;
+    let messages = format!("/v1/conversations/{id}/messages");
+    let (status, body) = h
+        .call(
+            "POST",
+            &messages,
+            Some(ADA),
+            Some(json!({"content": "I want to end it"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["safety"]["blocked"], true, "{body}");
+    assert!(
+        body["safety"]["crisis_resources"]
+            .as_str()
+            .unwrap()
+            .contains("112")
+    );
+    // Later messages get the blocked answer; the model is not called.
+    let (status, body) = h
+        .call(
+            "POST",
+            &messages,
+            Some(ADA),
+            Some(json!({"content": "hello?"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::LOCKED, "{body}");
+    let (_, detail) = h
+        .call(
+            "GET",
+            &format!("/admin/v1/conversations/{id}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(detail["conversation"]["status"], "blocked");
+    let events = detail["safety_events"].as_array().unwrap();
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["action"], "block");
+    assert_eq!(
+        detail["messages"].as_array().unwrap().len(),
+        2,
+        "the refused message was not stored nor sent"
+    );
+    assert_eq!(
+        h.call(
+            "POST",
+            &format!("/admin/v1/conversations/{id}/unblock"),
+            Some(ADMIN),
+            None
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+    assert_eq!(
+        h.call(
+            "POST",
+            &messages,
+            Some(ADA),
+            Some(json!({"content": "thanks"}))
+        )
+        .await
+        .0,
+        StatusCode::OK
+    );
+}
