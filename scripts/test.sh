@@ -34,6 +34,15 @@ if [ -z "${BRIDLE_TEST_POSTGRES_URL:-}" ]; then
   fi
   pg_isready -h 127.0.0.1 -p 5432
 fi
+# The shared rate-limit tests use the real Redis on 127.0.0.1:6379.
+if [ -z "${BRIDLE_TEST_REDIS_URL:-}" ]; then
+  if ! redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1; then
+    echo "Redis is not answering on 127.0.0.1:6379; trying to start it"
+    redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save "" --appendonly no || true
+    for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 && break; sleep 1; done
+  fi
+  redis-cli -h 127.0.0.1 -p 6379 ping
+fi
 
 step "format"
 cargo fmt --all -- --check

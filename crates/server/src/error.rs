@@ -139,3 +139,16 @@ impl From<bridle_engine::store::StoreError> for ApiError {
         Self::Internal(format!("storage failed: {error}"))
     }
 }
+
+impl From<crate::limits::Rejection> for ApiError {
+    fn from(rejection: crate::limits::Rejection) -> Self {
+        let what = match rejection.limit {
+            crate::limits::LimitKind::RequestsPerMinute => "requests per minute",
+            crate::limits::LimitKind::ConcurrentConversations => "concurrent active conversations",
+        };
+        Self::RateLimited {
+            message: format!("rate limit reached: {} {what}", rejection.limit_value),
+            retry_after: std::time::Duration::from_secs(rejection.retry_after_secs()),
+        }
+    }
+}

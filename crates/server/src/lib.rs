@@ -6,6 +6,7 @@ pub mod auth;
 pub mod error;
 mod extract;
 mod handlers;
+pub mod limits;
 mod routes;
 pub mod serve;
 pub mod settings;
@@ -27,4 +28,39 @@ pub struct AppState {
     pub keys: Arc<Keys>,
     /// Limits and listening address.
     pub settings: Arc<ServerSettings>,
+    /// Per-user rate limits (in process, or shared through Redis).
+    pub limiter: Arc<dyn limits::Limiter>,
+}
+
+impl AppState {
+    /// Admits one more request of `user`, or refuses it with 429. When the limiter itself
+    /// fails (Redis down), the request is admitted and the failure logged: an outage of the
+    /// limit store must not take the gateway down.
+    pub async fn admit(&self, user: &str) -> Result<(), ApiError> {
+        match self.limiter.check_request(user).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(rejection)) => Err(ApiError::from(rejection)),
+            Err(error) => {
+                tracing::warn!(%error, "rate limiter unavailable; admitting the request");
+                Ok(())
+            }
+        }
+    }
+
+    /// Holds one of `user`'s concurrent-conversation slots for `conversation` while the
+    /// returned lease lives, or refuses with 429 (failing open like [`AppState::admit`]).
+    pub async fn hold(
+        &self,
+        user: &str,
+        conversation: &str,
+    ) -> Result<Option<limits::Lease>, ApiError> {
+        match self.limiter.acquire_conversation(user, conversation).await {
+            Ok(Ok(lease)) => Ok(Some(lease)),
+            Ok(Err(rejection)) => Err(ApiError::from(rejection)),
+            Err(error) => {
+                tracing::warn!(%error, "rate limiter unavailable; admitting the conversation");
+                Ok(None)
+            }
+        }
+    }
 }

@@ -79,10 +79,13 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
         generated.as_ref(),
         keys.len(),
     );
+    let limiter = crate::limits::build(&settings.limits)
+        .map_err(|e| ServeError::Settings(format!("[server.limits]: {e}")))?;
     let state = AppState {
         engine,
         keys: Arc::new(keys),
         settings: Arc::new(settings),
+        limiter,
     };
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async {

@@ -9,7 +9,7 @@ pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 10_000;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Server settings.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerSettings {
     /// Address to listen on.
@@ -18,6 +18,9 @@ pub struct ServerSettings {
     pub max_message_chars: usize,
     /// Largest request body, in bytes (413 beyond).
     pub max_body_bytes: usize,
+    /// Per-user rate limits (`[server.limits]`: requests_per_minute, concurrent_conversations,
+    /// redis_url to share them across instances).
+    pub limits: crate::limits::LimitsConfig,
 }
 
 impl Default for ServerSettings {
@@ -26,6 +29,7 @@ impl Default for ServerSettings {
             bind: "127.0.0.1:8080".into(),
             max_message_chars: DEFAULT_MAX_MESSAGE_CHARS,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            limits: crate::limits::LimitsConfig::default(),
         }
     }
 }

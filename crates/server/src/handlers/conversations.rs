@@ -125,6 +125,8 @@ pub async fn send(
             state.settings.max_message_chars
         )));
     }
+    state.admit(&caller.user_id).await?;
+    let _slot = state.hold(&caller.user_id, &conversation.id).await?;
     let outcome = state
         .engine
         .send(&conversation.id, &body.content, body.model.as_deref())

@@ -136,6 +136,7 @@ pub async fn completions(
     headers: HeaderMap,
     ApiJson(body): ApiJson<CompletionBody>,
 ) -> Result<Response, ApiError> {
+    state.admit(&caller.user_id).await?;
     let chat = messages(&body)?;
     let longest = chat
         .iter()

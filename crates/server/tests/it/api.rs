@@ -27,6 +27,11 @@ impl Harness {
 
     /// A harness whose bridle.toml also holds `extra`.
     pub async fn with_config(extra: &str) -> Self {
+        Self::with_limits(extra, 1000).await
+    }
+
+    /// A harness allowing `rpm` requests per minute per user.
+    pub async fn with_limits(extra: &str, rpm: u32) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("bridle.db").display());
         let store = Arc::from(store::open(&url).await.unwrap());
@@ -40,16 +45,19 @@ impl Harness {
         keys.add_key(ADMIN, Role::Admin, "admin").unwrap();
         keys.add_key(ADA, Role::User, "ada").unwrap();
         keys.add_key(BOB, Role::User, "bob").unwrap();
-        let settings = ServerSettings {
+        let mut settings = ServerSettings {
             max_message_chars: 200,
             max_body_bytes: 4096,
             ..ServerSettings::default()
         };
+        settings.limits.requests_per_minute = rpm;
+        let limiter = bridle_server::limits::build(&settings.limits).unwrap();
         Self {
             state: AppState {
                 engine,
                 keys: Arc::new(keys),
                 settings: Arc::new(settings),
+                limiter,
             },
             _dir: dir,
         }
@@ -324,5 +332,51 @@ async fn a_blocked_conversation_refuses_messages() {
     assert!(
         body["error"]["message"].as_str().unwrap().contains("112"),
         "the blocked answer carries crisis resources: {body}"
+    );
+}
+
+#[tokio::test]
+async fn the_request_limit_answers_429_with_retry_after() {
+    let h = Harness::with_limits("", 3).await;
+    let id = h.conversation(ADA).await;
+    let path = format!("/v1/conversations/{id}/messages");
+    for _ in 0..3 {
+        assert_eq!(
+            h.call("POST", &path, Some(ADA), Some(json!({"content": "hi"})))
+                .await
+                .0,
+            StatusCode::OK
+        );
+    }
+    let request = Request::builder()
+        .method("POST")
+        .uri(&path)
+        .header(header::AUTHORIZATION, format!("Bearer {ADA}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(json!({"content": "one more"}).to_string()))
+        .unwrap();
+    let response = app(h.state.clone()).oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry: u64 = response.headers()[header::RETRY_AFTER]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    let body: Value =
+        serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(body["error"]["type"], "rate_limit_error");
+    // Another user is not affected.
+    let bob = h.conversation(BOB).await;
+    assert_eq!(
+        h.call(
+            "POST",
+            &format!("/v1/conversations/{bob}/messages"),
+            Some(BOB),
+            Some(json!({"content": "hi"}))
+        )
+        .await
+        .0,
+        StatusCode::OK
     );
 }
