@@ -2,7 +2,6 @@
 //! loopback, on SQLite and PostgreSQL — attempts in the store equal the mock's request log one
 //! for one, 401 is not retried, the API key never reaches the store.
 
-use crate::turn::Backend;
 use bridle_engine::providers::ProviderError;
 use bridle_engine::store::{MessageRole, Store, View};
 use bridle_engine::{Config, Engine, EngineError, TurnError};
@@ -11,22 +10,6 @@ use serde_json::json;
 use std::sync::Arc;
 
 const KEY: &str = "sk-live-9c1e-do-not-store";
-
-macro_rules! on_both_backends {
-    ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $sqlite() {
-            let (_keep, store) = Backend::sqlite().await;
-            $behaviour(store).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $postgres() {
-            let (_keep, store) = Backend::postgres().await;
-            $behaviour(store).await;
-        }
-    )*};
-}
 
 on_both_backends! {
     stored_attempts_equal_the_request_log: sqlite_stored_attempts_equal_the_request_log, postgres_stored_attempts_equal_the_request_log;

@@ -4,6 +4,24 @@
 
 #![allow(clippy::unwrap_used)]
 
+/// Defines `$sqlite` and `$postgres` tests running `$behaviour(store)` on a fresh SQLite file
+/// and a fresh PostgreSQL database (see `turn::Backend`).
+macro_rules! on_both_backends {
+    ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $sqlite() {
+            let (_keep, store) = crate::turn::Backend::sqlite().await;
+            $behaviour(store).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn $postgres() {
+            let (_keep, store) = crate::turn::Backend::postgres().await;
+            $behaviour(store).await;
+        }
+    )*};
+}
+
 mod http_turn;
 mod policy;
 mod providers;

@@ -9,7 +9,6 @@
 //! - crisis text per language with the fallback to English; values without `/safety`;
 //! - a whole turn (valid reply, and fallback) followed by the policy, then a blocked conversation.
 
-use crate::turn::Backend;
 use bridle_engine::policy::{
     Action, CRISIS_DE, CRISIS_EN, SafetyConfig, SafetyDecision, SafetyPolicy, SmtpConfig,
 };
@@ -24,22 +23,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
-
-macro_rules! on_both_backends {
-    ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $sqlite() {
-            let (_keep, store) = Backend::sqlite().await;
-            $behaviour(store).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $postgres() {
-            let (_keep, store) = Backend::postgres().await;
-            $behaviour(store).await;
-        }
-    )*};
-}
 
 on_both_backends! {
     policy_table: sqlite_policy_table, postgres_policy_table;

@@ -31,22 +31,6 @@ impl Backend {
     }
 }
 
-macro_rules! on_both_backends {
-    ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $sqlite() {
-            let (_keep, store) = Backend::sqlite().await;
-            $behaviour(store).await;
-        }
-
-        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-        async fn $postgres() {
-            let (_keep, store) = Backend::postgres().await;
-            $behaviour(store).await;
-        }
-    )*};
-}
-
 on_both_backends! {
     content_faults_are_fixed_by_feedback: sqlite_content_faults_are_fixed_by_feedback, postgres_content_faults_are_fixed_by_feedback;
     repairable_faults_need_no_retry: sqlite_repairable_faults_need_no_retry, postgres_repairable_faults_need_no_retry;
