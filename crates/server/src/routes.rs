@@ -20,6 +20,7 @@ use axum::routing::{get, post};
 /// | GET | `/admin/v1/conversations` | admin | filters (user, contract, from, to, q, has_invalid, blocked), pagination |
 /// | GET | `/admin/v1/conversations/{id}` | admin | every attempt with payload, violations, repairs; safety events |
 /// | POST | `/admin/v1/conversations/{id}/unblock` | admin | lift a safety block |
+/// | GET | `/admin/v1/stats` | admin | compliance over time, attempts per turn, violated rules, repairs, retry tokens |
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.max_body_bytes;
     Router::new()
@@ -35,6 +36,7 @@ pub fn app(state: AppState) -> Router {
         .route("/v1/chat/completions", post(openai::completions))
         .route("/v1/models", get(openai::models))
         .route("/admin/v1/conversations", get(admin::conversations))
+        .route("/admin/v1/stats", get(admin::stats))
         .route("/admin/v1/conversations/{id}", get(admin::conversation))
         .route("/admin/v1/conversations/{id}/unblock", post(admin::unblock))
         .layer(DefaultBodyLimit::max(body_limit))

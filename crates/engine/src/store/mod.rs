@@ -3,6 +3,8 @@
 //! under the data dir, WAL) and PostgreSQL (many gateway instances) — each with its own
 //! migrations. Users read validated messages only; admins read everything.
 //!
+//! [`Store::stats`] aggregates what the admin console charts (see [`Stats`]).
+//!
 //! Times are Unix milliseconds (`i64`) in both backends, so filters and ordering mean the same
 //! everywhere. Ids of conversations are UUIDv7 strings (time-ordered); message ids are integers
 //! assigned by the database in insertion order.
@@ -12,9 +14,14 @@ mod migrations;
 mod postgres;
 mod rows;
 mod sqlite;
+mod stats;
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
+pub use stats::{
+    AttemptsCount, Compliance, ComplianceBucket, MAX_BUCKETS, MIN_BUCKET_MS, RepairCount,
+    RuleCount, Stats, StatsQuery, TOP_RULES, TokenUsage, TurnOutcomes,
+};
 
 use async_trait::async_trait;
 use bridle_core::{Repair, Violation};
@@ -298,6 +305,11 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// A conversation's safety events, oldest first.
     async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError>;
+
+    /// The admin console's statistics over the turns that started in `query`'s range: outcomes
+    /// over time, attempts per turn, the rules broken most, repairs and tokens, all from one
+    /// snapshot. Aggregated by the database; memory does not grow with the rows.
+    async fn stats(&self, query: &StatsQuery) -> Result<Stats, StoreError>;
 }
 
 /// Opens the store a URL names: `sqlite://PATH` (created if missing, WAL) or

@@ -6,12 +6,14 @@
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
 use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
-    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Store, StoreError,
-    View, now_ms,
+    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats, StatsQuery,
+    Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
+use futures::TryStreamExt;
 use serde_json::Value;
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
@@ -26,16 +28,40 @@ const POOL_SIZE: u32 = 10;
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The PostgreSQL migrations, in version order.
-const MIGRATIONS: &[Embedded] = &[Embedded {
-    version: 1,
-    name: "initial",
-    sql: include_str!("../../migrations/postgres/0001_initial.sql"),
-}];
+const MIGRATIONS: &[Embedded] = &[
+    Embedded {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../../migrations/postgres/0001_initial.sql"),
+    },
+    Embedded {
+        version: 2,
+        name: "stats_indexes",
+        sql: include_str!("../../migrations/postgres/0002_stats_indexes.sql"),
+    },
+];
 
 /// Case-insensitive substring match (`ILIKE` folds case by the database's locale).
 const TEXT_MATCH: TextMatch = TextMatch {
     before: "m.content ILIKE ",
     after: " ESCAPE '\\'",
+};
+
+/// Reading JSONB arrays for the statistics. `jsonb_array_elements` gets NULL (no rows) for a value
+/// that is not an array; `->` on an element that is not an object is NULL; a count is cast only
+/// when it is a plain integer that fits a BIGINT.
+const STATS: Dialect = Dialect {
+    violations: "jsonb_array_elements(CASE jsonb_typeof(m.violations) \
+                 WHEN 'array' THEN m.violations END) AS e (value)",
+    rule: "CASE jsonb_typeof(e.value -> 'rule') WHEN 'string' THEN e.value ->> 'rule' END",
+    repairs: "jsonb_array_elements(CASE jsonb_typeof(m.repairs) \
+              WHEN 'array' THEN m.repairs END) AS e (value)",
+    repair_kind: "CASE jsonb_typeof(e.value -> 'kind') WHEN 'string' THEN e.value ->> 'kind' END",
+    repair_count: "CASE WHEN jsonb_typeof(e.value -> 'count') = 'number' \
+                   AND (e.value ->> 'count') ~ '^[0-9]{1,18}$' \
+                   THEN CAST(e.value ->> 'count' AS BIGINT) END",
+    // Ties are ordered by code point, as in SQLite, whatever the database's collation.
+    binary_order: " COLLATE \"C\"",
 };
 
 /// The PostgreSQL store.
@@ -279,6 +305,49 @@ impl Store for PostgresStore {
         .fetch_all(&self.pool)
         .await?;
         found.iter().map(rows::safety_event).collect()
+    }
+
+    async fn stats(&self, query: &StatsQuery) -> Result<Stats, StoreError> {
+        // One snapshot for every figure.
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await?;
+        let stored = match stats::stored_range_query::<Postgres>(query) {
+            Some(mut range) => stats::stored_range(&range.build().fetch_one(&mut *tx).await?)?,
+            None => None,
+        };
+        let plan = Plan::new(query, stored);
+        let mut tally = Tally::new(query, plan.as_ref());
+        let Some(plan) = plan else {
+            tx.commit().await?;
+            return Ok(tally.finish(Vec::new(), Vec::new()));
+        };
+        let mut turns = stats::turns_query::<Postgres>(&plan);
+        let mut rows = turns.build().fetch(&mut *tx);
+        while let Some(row) = rows.try_next().await? {
+            tally.add_turns(&row)?;
+        }
+        drop(rows);
+        let rules = stats::rules_query::<Postgres>(&plan, STATS)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        let repairs = stats::repairs_query::<Postgres>(&plan, STATS)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(tally.finish(
+            rules
+                .iter()
+                .map(stats::rule_count)
+                .collect::<Result<_, _>>()?,
+            repairs
+                .iter()
+                .map(stats::repair_count)
+                .collect::<Result<_, _>>()?,
+        ))
     }
 }
 

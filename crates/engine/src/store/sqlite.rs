@@ -7,12 +7,14 @@
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
 use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
-    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Store, StoreError,
-    View, now_ms,
+    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats, StatsQuery,
+    Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
+use futures::TryStreamExt;
 use serde_json::Value;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
@@ -29,17 +31,42 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 const POOL_SIZE: u32 = 4;
 
 /// The SQLite migrations, in version order.
-const MIGRATIONS: &[Embedded] = &[Embedded {
-    version: 1,
-    name: "initial",
-    sql: include_str!("../../migrations/sqlite/0001_initial.sql"),
-}];
+const MIGRATIONS: &[Embedded] = &[
+    Embedded {
+        version: 1,
+        name: "initial",
+        sql: include_str!("../../migrations/sqlite/0001_initial.sql"),
+    },
+    Embedded {
+        version: 2,
+        name: "stats_indexes",
+        sql: include_str!("../../migrations/sqlite/0002_stats_indexes.sql"),
+    },
+];
 
 /// Case-insensitive substring match. SQLite's `lower()` folds ASCII letters only (there is no
 /// ICU in the bundled build), and it is applied to both sides so that they are folded alike.
 const TEXT_MATCH: TextMatch = TextMatch {
     before: "lower(m.content) LIKE lower(",
     after: ") ESCAPE '\\'",
+};
+
+/// Reading JSON arrays for the statistics. `json_each` runs only on text that is valid JSON and an
+/// array (the nested `CASE`s evaluate in order, so `json_type` never sees malformed text); an
+/// element's members are read only when it is an object.
+const STATS: Dialect = Dialect {
+    violations: "json_each(CASE WHEN json_valid(m.violations) THEN \
+                 CASE json_type(m.violations) WHEN 'array' THEN m.violations END END) AS e",
+    rule: "CASE e.type WHEN 'object' THEN CASE json_type(e.value, '$.rule') \
+           WHEN 'text' THEN json_extract(e.value, '$.rule') END END",
+    repairs: "json_each(CASE WHEN json_valid(m.repairs) THEN \
+              CASE json_type(m.repairs) WHEN 'array' THEN m.repairs END END) AS e",
+    repair_kind: "CASE e.type WHEN 'object' THEN CASE json_type(e.value, '$.kind') \
+                  WHEN 'text' THEN json_extract(e.value, '$.kind') END END",
+    repair_count: "CASE e.type WHEN 'object' THEN CASE json_type(e.value, '$.count') \
+                   WHEN 'integer' THEN json_extract(e.value, '$.count') END END",
+    // SQLite's default collation (BINARY) already compares UTF-8 bytes, i.e. code points.
+    binary_order: "",
 };
 
 /// The SQLite store.
@@ -313,6 +340,46 @@ impl Store for SqliteStore {
         .fetch_all(&self.pool)
         .await?;
         found.iter().map(rows::safety_event).collect()
+    }
+
+    async fn stats(&self, query: &StatsQuery) -> Result<Stats, StoreError> {
+        // One read transaction: every figure comes from the same snapshot.
+        let mut tx = self.pool.begin().await?;
+        let stored = match stats::stored_range_query::<Sqlite>(query) {
+            Some(mut range) => stats::stored_range(&range.build().fetch_one(&mut *tx).await?)?,
+            None => None,
+        };
+        let plan = Plan::new(query, stored);
+        let mut tally = Tally::new(query, plan.as_ref());
+        let Some(plan) = plan else {
+            tx.commit().await?;
+            return Ok(tally.finish(Vec::new(), Vec::new()));
+        };
+        let mut turns = stats::turns_query::<Sqlite>(&plan);
+        let mut rows = turns.build().fetch(&mut *tx);
+        while let Some(row) = rows.try_next().await? {
+            tally.add_turns(&row)?;
+        }
+        drop(rows);
+        let rules = stats::rules_query::<Sqlite>(&plan, STATS)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        let repairs = stats::repairs_query::<Sqlite>(&plan, STATS)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(tally.finish(
+            rules
+                .iter()
+                .map(stats::rule_count)
+                .collect::<Result<_, _>>()?,
+            repairs
+                .iter()
+                .map(stats::repair_count)
+                .collect::<Result<_, _>>()?,
+        ))
     }
 }
 

@@ -8,8 +8,10 @@
 
 use bridle_core::{Repair, Violation};
 use bridle_engine::store::{
-    self, Conversation, ConversationFilter, ConversationStatus, Message, MessageRole,
-    NewConversation, NewMessage, NewSafetyEvent, PageRequest, Store, StoreError, View,
+    self, AttemptsCount, Compliance, ComplianceBucket, Conversation, ConversationFilter,
+    ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
+    PageRequest, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError, TokenUsage,
+    TurnOutcomes, View,
 };
 use serde_json::{Value, json};
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, PgPool, SqlitePool};
@@ -17,6 +19,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
+
+/// Migrations each backend applies.
+const MIGRATIONS: i64 = 2;
 
 macro_rules! on_both_backends {
     ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
@@ -45,6 +50,13 @@ on_both_backends! {
     reopen: sqlite_reopen, postgres_reopen;
     concurrent_writers: sqlite_concurrent_writers, postgres_concurrent_writers;
     large_content: sqlite_large_content, postgres_large_content;
+    stats_counts_every_outcome: sqlite_stats_counts_every_outcome,
+        postgres_stats_counts_every_outcome;
+    stats_filters: sqlite_stats_filters, postgres_stats_filters;
+    stats_buckets: sqlite_stats_buckets, postgres_stats_buckets;
+    stats_empty: sqlite_stats_empty, postgres_stats_empty;
+    stats_skip_malformed_json: sqlite_stats_skip_malformed_json,
+        postgres_stats_skip_malformed_json;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -127,6 +139,52 @@ impl Raw {
             Self::Postgres(pool) => {
                 sqlx::query("UPDATE messages SET violations = $1::jsonb WHERE id = $2")
                     .bind(json)
+                    .bind(message_id)
+                    .execute(pool)
+                    .await
+                    .unwrap()
+                    .rows_affected()
+            }
+        };
+        assert_eq!(updated, 1);
+    }
+
+    /// Overwrites a message's `repairs` with `json` (valid JSON).
+    async fn set_repairs(&self, message_id: i64, json: &str) {
+        let updated = match self {
+            Self::Sqlite(pool) => sqlx::query("UPDATE messages SET repairs = ? WHERE id = ?")
+                .bind(json)
+                .bind(message_id)
+                .execute(pool)
+                .await
+                .unwrap()
+                .rows_affected(),
+            Self::Postgres(pool) => {
+                sqlx::query("UPDATE messages SET repairs = $1::jsonb WHERE id = $2")
+                    .bind(json)
+                    .bind(message_id)
+                    .execute(pool)
+                    .await
+                    .unwrap()
+                    .rows_affected()
+            }
+        };
+        assert_eq!(updated, 1);
+    }
+
+    /// Sets when a message was stored (Unix ms).
+    async fn set_created_at(&self, message_id: i64, at: i64) {
+        let updated = match self {
+            Self::Sqlite(pool) => sqlx::query("UPDATE messages SET created_at = ? WHERE id = ?")
+                .bind(at)
+                .bind(message_id)
+                .execute(pool)
+                .await
+                .unwrap()
+                .rows_affected(),
+            Self::Postgres(pool) => {
+                sqlx::query("UPDATE messages SET created_at = $1 WHERE id = $2")
+                    .bind(at)
                     .bind(message_id)
                     .execute(pool)
                     .await
@@ -1197,11 +1255,11 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     drop(store);
-    assert_eq!(raw.applied_migrations().await, 1);
+    assert_eq!(raw.applied_migrations().await, MIGRATIONS);
 
     // Opening again applies nothing and finds everything.
     let reopened = store::open(&url).await.unwrap();
-    assert_eq!(raw.applied_migrations().await, 1);
+    assert_eq!(raw.applied_migrations().await, MIGRATIONS);
     assert_eq!(
         reopened.conversation(&conversation.id).await.unwrap(),
         Some(conversation.clone())
@@ -1227,7 +1285,7 @@ async fn reopen(h: Harness) {
             .len(),
         2
     );
-    assert_eq!(raw.applied_migrations().await, 1);
+    assert_eq!(raw.applied_migrations().await, MIGRATIONS);
     drop((reopened, second, raw, place));
 }
 
@@ -1358,5 +1416,688 @@ async fn open_refuses_unusable_urls() {
     ] {
         let error = store::open(url).await.unwrap_err();
         assert!(matches!(error, StoreError::Config(_)), "{url}: {error}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statistics
+// ---------------------------------------------------------------------------------------------
+
+const MINUTE: i64 = 60_000;
+const HOUR: i64 = 60 * MINUTE;
+/// The start of the seeded data: a day boundary (2023-11-15T00:00Z).
+const T0: i64 = 472_224 * HOUR;
+
+/// Records `message` as stored at `T0 + minute` minutes; returns its id.
+async fn record_at(h: &Harness, message: NewMessage, minute: i64) -> i64 {
+    let id = h.store().record_message(&message).await.unwrap();
+    h.raw.set_created_at(id, T0 + minute * MINUTE).await;
+    id
+}
+
+fn with_tokens(message: NewMessage, tokens_in: u64, tokens_out: u64) -> NewMessage {
+    NewMessage {
+        tokens_in: Some(tokens_in),
+        tokens_out: Some(tokens_out),
+        ..message
+    }
+}
+
+/// Seeds eight turns on two contracts over two hours (times in minutes after `T0`; tokens in/out;
+/// every turn opens with its user message):
+///
+/// | turn | contract | attempts                                                    | outcome     |
+/// |------|----------|-------------------------------------------------------------|-------------|
+/// | A    | tutor    | 1 valid @1 (100/10)                                         | first try   |
+/// | B    | tutor    | 1 invalid @2 (110/11), 2 valid @3 (120/12, code_fence ×1)   | after retry |
+/// | E    | quiz     | 1 provider error @4                                         | failed      |
+/// | G    | quiz     | 1 invalid @5 (210/21, own violations), 2 valid @6 (220/22)  | after retry |
+/// | H    | tutor    | 1 invalid @59 (130/13), 2 valid @61 (140/14)                | after retry |
+/// | C    | tutor    | 1 invalid @70 (150/15), 2 provider error @71, 3 valid @72 (160/16) | after retry |
+/// | D    | tutor    | 1–3 invalid @80–82 (170/17, 180/18, 190/19), fallback @83   | fallback    |
+/// | F    | quiz     | 1 valid @90 (200/20)                                        | first try   |
+///
+/// The invalid attempts of the tutor turns break `type` and `required` and had two trailing
+/// commas repaired; G's attempt 1 breaks `enum` twice, `maximum`, `maxItems` and `less_than`,
+/// and had one trailing comma and three single quotes repaired. H starts in the first hour and
+/// ends in the second. The fallback carries an `error`, as Bridle stores it.
+async fn seed_turns(h: &Harness) {
+    let store = h.store();
+    let tutor = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    let quiz = store
+        .create_conversation(&new_conversation("bob", "quiz"))
+        .await
+        .unwrap();
+    let invalid = |turn: &str, attempt, tokens_in, tokens_out| {
+        with_tokens(
+            invalid_attempt(&tutor, turn, attempt, "{\"reply\": 7,}"),
+            tokens_in,
+            tokens_out,
+        )
+    };
+    let valid = |conversation: &Conversation, turn: &str, attempt, tokens_in, tokens_out| {
+        with_tokens(
+            valid_attempt(conversation, turn, attempt, "ok"),
+            tokens_in,
+            tokens_out,
+        )
+    };
+
+    let a = turn_id();
+    record_at(h, user_message(&tutor, &a, "A"), 1).await;
+    record_at(h, valid(&tutor, &a, 1, 100, 10), 1).await;
+
+    let b = turn_id();
+    record_at(h, user_message(&tutor, &b, "B"), 2).await;
+    record_at(h, invalid(&b, 1, 110, 11), 2).await;
+    let repaired = NewMessage {
+        repairs: vec![Repair::text("code_fence", 1, "removed a code fence")],
+        ..valid(&tutor, &b, 2, 120, 12)
+    };
+    record_at(h, repaired, 3).await;
+
+    let e = turn_id();
+    record_at(h, user_message(&quiz, &e, "E"), 4).await;
+    record_at(h, failed_attempt(&quiz, &e, 1), 4).await;
+
+    let g = turn_id();
+    record_at(h, user_message(&quiz, &g, "G"), 5).await;
+    let broken = NewMessage {
+        violations: vec![
+            Violation::new("/a", "enum", "a must be one of x, y"),
+            Violation::new("/b", "enum", "b must be one of x, y"),
+            Violation::new("/n", "maximum", "n must be at most 3"),
+            Violation::new("/items", "maxItems", "at most 2 items"),
+            Violation::new("", "less_than", "a must be less than b"),
+        ],
+        repairs: vec![
+            Repair::text("trailing_comma", 1, "removed a trailing comma"),
+            Repair::text("single_quote", 3, "replaced 3 single quotes"),
+        ],
+        ..with_tokens(invalid_attempt(&quiz, &g, 1, "{'a': 'z',}"), 210, 21)
+    };
+    record_at(h, broken, 5).await;
+    record_at(h, valid(&quiz, &g, 2, 220, 22), 6).await;
+
+    let hh = turn_id();
+    record_at(h, user_message(&tutor, &hh, "H"), 59).await;
+    record_at(h, invalid(&hh, 1, 130, 13), 59).await;
+    record_at(h, valid(&tutor, &hh, 2, 140, 14), 61).await;
+
+    let c = turn_id();
+    record_at(h, user_message(&tutor, &c, "C"), 70).await;
+    record_at(h, invalid(&c, 1, 150, 15), 70).await;
+    record_at(h, failed_attempt(&tutor, &c, 2), 71).await;
+    record_at(h, valid(&tutor, &c, 3, 160, 16), 72).await;
+
+    let d = turn_id();
+    record_at(h, user_message(&tutor, &d, "D"), 80).await;
+    record_at(h, invalid(&d, 1, 170, 17), 80).await;
+    record_at(h, invalid(&d, 2, 180, 18), 81).await;
+    record_at(h, invalid(&d, 3, 190, 19), 82).await;
+    let fell_back = NewMessage {
+        error: Some("fallback after 3 attempt(s): /reply: reply must be a string".into()),
+        ..fallback(&tutor, &d)
+    };
+    record_at(h, fell_back, 83).await;
+
+    let f = turn_id();
+    record_at(h, user_message(&quiz, &f, "F"), 90).await;
+    record_at(h, valid(&quiz, &f, 1, 200, 20), 90).await;
+}
+
+/// Turns by outcome: (first try valid, valid after retry, fallback, failed).
+fn outcomes(
+    first_try_valid: u64,
+    valid_after_retry: u64,
+    fallback: u64,
+    failed: u64,
+) -> TurnOutcomes {
+    TurnOutcomes {
+        turns: first_try_valid + valid_after_retry + fallback + failed,
+        first_try_valid,
+        valid_after_retry,
+        fallback,
+        failed,
+    }
+}
+
+fn bucket(start: i64, outcomes: TurnOutcomes) -> ComplianceBucket {
+    ComplianceBucket { start, outcomes }
+}
+
+fn per_attempts(counts: &[(u32, u64)]) -> Vec<AttemptsCount> {
+    counts
+        .iter()
+        .map(|&(attempts, turns)| AttemptsCount { attempts, turns })
+        .collect()
+}
+
+fn rules(counts: &[(&str, u64)]) -> Vec<RuleCount> {
+    counts
+        .iter()
+        .map(|&(rule, count)| RuleCount {
+            rule: rule.to_owned(),
+            count,
+        })
+        .collect()
+}
+
+fn repairs(counts: &[(&str, u64)]) -> Vec<RepairCount> {
+    counts
+        .iter()
+        .map(|&(kind, count)| RepairCount {
+            kind: kind.to_owned(),
+            count,
+        })
+        .collect()
+}
+
+fn range(from: Option<i64>, to: Option<i64>, contract: Option<&str>) -> StatsQuery {
+    StatsQuery {
+        from,
+        to,
+        contract: contract.map(str::to_owned),
+        bucket_ms: HOUR,
+    }
+}
+
+/// Every figure of the seeded turns, both hours, both contracts.
+fn all_seeded() -> Stats {
+    let totals = outcomes(2, 4, 1, 1);
+    Stats {
+        compliance: Compliance {
+            bucket_ms: HOUR,
+            series: vec![
+                // A; B, G, H (started in this hour, ended in the next); E.
+                bucket(T0, outcomes(1, 3, 0, 1)),
+                // F; C; D.
+                bucket(T0 + HOUR, outcomes(1, 1, 1, 0)),
+            ],
+            totals,
+            compliance_rate: 0.75,
+        },
+        // A, E, F; B, G, H; C, D (the fallback is not an attempt).
+        attempts_per_turn: per_attempts(&[(1, 3), (2, 3), (3, 2)]),
+        // `type` and `required`: B, H, C once, D three times. G's two `enum`s count once. Ties in
+        // code-point order (`maxItems` before `maximum`, whatever the database's collation).
+        top_violated_rules: rules(&[
+            ("required", 6),
+            ("type", 6),
+            ("enum", 1),
+            ("less_than", 1),
+            ("maxItems", 1),
+            ("maximum", 1),
+        ]),
+        // 2 × (B, H, C, D × 3) + G's 1; G's 3; B's valid attempt's 1.
+        repairs_by_kind: repairs(&[
+            ("trailing_comma", 13),
+            ("single_quote", 3),
+            ("code_fence", 1),
+        ]),
+        tokens: TokenUsage {
+            total_in: 2080,
+            total_out: 208,
+            // All but the final valid attempts of A, B, G, H, C, F (100 + 120 + 220 + 140 + 160
+            // + 200 = 940 in).
+            retries_in: 1140,
+            retries_out: 114,
+        },
+        turns: 8,
+        attempts: 15,
+        // B, G, H, C: attempt 1; C's provider error; D's three; E's provider error.
+        invalid_attempts: 9,
+        // C's and E's; not D's fallback.
+        provider_errors: 2,
+    }
+}
+
+async fn stats_counts_every_outcome(h: Harness) {
+    seed_turns(&h).await;
+    let store = h.store();
+    let both_hours = range(Some(T0), Some(T0 + 2 * HOUR), None);
+    assert_eq!(store.stats(&both_hours).await.unwrap(), all_seeded());
+
+    // An open range runs from the first stored attempt (T0 + 1 min) to the last (T0 + 90 min):
+    // the same two hours.
+    assert_eq!(
+        store.stats(&range(None, None, None)).await.unwrap(),
+        all_seeded()
+    );
+    assert_eq!(
+        store.stats(&range(Some(T0), None, None)).await.unwrap(),
+        all_seeded()
+    );
+    assert_eq!(
+        store
+            .stats(&range(None, Some(T0 + 2 * HOUR), None))
+            .await
+            .unwrap(),
+        all_seeded()
+    );
+
+    // Serialised for the console as documented.
+    let json = serde_json::to_value(store.stats(&both_hours).await.unwrap()).unwrap();
+    assert_eq!(
+        json["compliance"]["series"][1],
+        json!({"start": T0 + HOUR, "turns": 3, "first_try_valid": 1, "valid_after_retry": 1,
+            "fallback": 1, "failed": 0})
+    );
+    assert_eq!(json["compliance"]["compliance_rate"], 0.75);
+    assert_eq!(
+        json["top_violated_rules"][0],
+        json!({"rule": "required", "count": 6})
+    );
+    assert_eq!(
+        json["attempts_per_turn"][2],
+        json!({"attempts": 3, "turns": 2})
+    );
+}
+
+async fn stats_filters(h: Harness) {
+    seed_turns(&h).await;
+    let store = h.store();
+
+    let tutor = Stats {
+        compliance: Compliance {
+            bucket_ms: HOUR,
+            series: vec![
+                bucket(T0, outcomes(1, 2, 0, 0)),
+                bucket(T0 + HOUR, outcomes(0, 1, 1, 0)),
+            ],
+            totals: outcomes(1, 3, 1, 0),
+            compliance_rate: 0.8,
+        },
+        attempts_per_turn: per_attempts(&[(1, 1), (2, 2), (3, 2)]),
+        top_violated_rules: rules(&[("required", 6), ("type", 6)]),
+        repairs_by_kind: repairs(&[("trailing_comma", 12), ("code_fence", 1)]),
+        tokens: TokenUsage {
+            total_in: 1450,
+            total_out: 145,
+            retries_in: 930,
+            retries_out: 93,
+        },
+        turns: 5,
+        attempts: 11,
+        invalid_attempts: 7,
+        provider_errors: 1,
+    };
+    assert_eq!(
+        store
+            .stats(&range(None, None, Some("tutor")))
+            .await
+            .unwrap(),
+        tutor
+    );
+
+    // Quiz turns start at 4 (E) and end at 90 (F): still both hours.
+    let quiz = Stats {
+        compliance: Compliance {
+            bucket_ms: HOUR,
+            series: vec![
+                bucket(T0, outcomes(0, 1, 0, 1)),
+                bucket(T0 + HOUR, outcomes(1, 0, 0, 0)),
+            ],
+            totals: outcomes(1, 1, 0, 1),
+            compliance_rate: 2.0 / 3.0,
+        },
+        attempts_per_turn: per_attempts(&[(1, 2), (2, 1)]),
+        top_violated_rules: rules(&[
+            ("enum", 1),
+            ("less_than", 1),
+            ("maxItems", 1),
+            ("maximum", 1),
+        ]),
+        repairs_by_kind: repairs(&[("single_quote", 3), ("trailing_comma", 1)]),
+        tokens: TokenUsage {
+            total_in: 630,
+            total_out: 63,
+            retries_in: 210,
+            retries_out: 21,
+        },
+        turns: 3,
+        attempts: 4,
+        invalid_attempts: 2,
+        provider_errors: 1,
+    };
+    assert_eq!(
+        store.stats(&range(None, None, Some("quiz"))).await.unwrap(),
+        quiz
+    );
+
+    // The second hour: C, D, F. H's valid attempt (@61) is in it, but H started before.
+    let second_hour = Stats {
+        compliance: Compliance {
+            bucket_ms: HOUR,
+            series: vec![bucket(T0 + HOUR, outcomes(1, 1, 1, 0))],
+            totals: outcomes(1, 1, 1, 0),
+            compliance_rate: 2.0 / 3.0,
+        },
+        attempts_per_turn: per_attempts(&[(1, 1), (3, 2)]),
+        top_violated_rules: rules(&[("required", 4), ("type", 4)]),
+        repairs_by_kind: repairs(&[("trailing_comma", 8)]),
+        tokens: TokenUsage {
+            total_in: 1050,
+            total_out: 105,
+            retries_in: 690,
+            retries_out: 69,
+        },
+        turns: 3,
+        attempts: 7,
+        invalid_attempts: 5,
+        provider_errors: 1,
+    };
+    assert_eq!(
+        store
+            .stats(&range(Some(T0 + HOUR), Some(T0 + 2 * HOUR), None))
+            .await
+            .unwrap(),
+        second_hour
+    );
+    // Open-ended: up to the last attempt.
+    assert_eq!(
+        store
+            .stats(&range(Some(T0 + HOUR), None, None))
+            .await
+            .unwrap(),
+        second_hour
+    );
+
+    // The first hour: A, B, E, G and all of H, whose valid attempt came after `to`.
+    let first_hour = store
+        .stats(&range(Some(T0), Some(T0 + HOUR), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        first_hour.compliance.series,
+        vec![bucket(T0, outcomes(1, 3, 0, 1))]
+    );
+    assert_eq!(
+        first_hour.attempts_per_turn,
+        per_attempts(&[(1, 2), (2, 3)])
+    );
+    assert_eq!(
+        first_hour.tokens,
+        TokenUsage {
+            total_in: 100 + 110 + 120 + 210 + 220 + 130 + 140,
+            total_out: 10 + 11 + 12 + 21 + 22 + 13 + 14,
+            retries_in: 110 + 210 + 130,
+            retries_out: 11 + 21 + 13,
+        }
+    );
+    assert_eq!(
+        (
+            first_hour.turns,
+            first_hour.attempts,
+            first_hour.invalid_attempts,
+            first_hour.provider_errors
+        ),
+        (5, 8, 4, 1)
+    );
+
+    // `from` is inclusive and `to` exclusive, to the millisecond: [@2, @5 + 1 ms) holds B, E and
+    // G; [@2 + 1 ms, @5) holds E alone.
+    let narrow = store
+        .stats(&range(
+            Some(T0 + 2 * MINUTE),
+            Some(T0 + 5 * MINUTE + 1),
+            None,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(narrow.compliance.totals, outcomes(0, 2, 0, 1));
+    let narrower = store
+        .stats(&range(
+            Some(T0 + 2 * MINUTE + 1),
+            Some(T0 + 5 * MINUTE),
+            None,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(narrower.compliance.totals, outcomes(0, 0, 0, 1));
+
+    // A contract and a range together: the quiz turns of the second hour (F).
+    let combined = store
+        .stats(&range(Some(T0 + HOUR), Some(T0 + 2 * HOUR), Some("quiz")))
+        .await
+        .unwrap();
+    assert_eq!(combined.compliance.totals, outcomes(1, 0, 0, 0));
+    assert_eq!(combined.compliance.compliance_rate, 1.0);
+    assert_eq!(
+        (combined.tokens.total_in, combined.tokens.retries_in),
+        (200, 0)
+    );
+    assert!(combined.top_violated_rules.is_empty() && combined.repairs_by_kind.is_empty());
+
+    // An unknown contract: nothing, over the range asked for.
+    let unknown = store
+        .stats(&range(Some(T0), Some(T0 + 2 * HOUR), Some("nope")))
+        .await
+        .unwrap();
+    assert_eq!(
+        unknown.compliance.series,
+        vec![
+            bucket(T0, TurnOutcomes::default()),
+            bucket(T0 + HOUR, TurnOutcomes::default())
+        ]
+    );
+    assert_eq!(
+        (unknown.turns, unknown.compliance.compliance_rate),
+        (0, 0.0)
+    );
+}
+
+async fn stats_buckets(h: Harness) {
+    seed_turns(&h).await;
+    let store = h.store();
+
+    // Too small a bucket is a minute: one bucket per minute of the two hours.
+    let by_minute = store
+        .stats(&StatsQuery {
+            bucket_ms: 1,
+            ..range(Some(T0), Some(T0 + 2 * HOUR), None)
+        })
+        .await
+        .unwrap();
+    assert_eq!(by_minute.compliance.bucket_ms, MINUTE);
+    assert_eq!(by_minute.compliance.series.len(), 120);
+    let busy: Vec<(i64, TurnOutcomes)> = by_minute
+        .compliance
+        .series
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.outcomes.turns > 0)
+        .map(|(i, b)| {
+            assert_eq!(b.start, T0 + i64::try_from(i).unwrap() * MINUTE);
+            ((b.start - T0) / MINUTE, b.outcomes)
+        })
+        .collect();
+    assert_eq!(
+        busy,
+        vec![
+            (1, outcomes(1, 0, 0, 0)),
+            (2, outcomes(0, 1, 0, 0)),
+            (4, outcomes(0, 0, 0, 1)),
+            (5, outcomes(0, 1, 0, 0)),
+            (59, outcomes(0, 1, 0, 0)),
+            (70, outcomes(0, 1, 0, 0)),
+            (80, outcomes(0, 0, 1, 0)),
+            (90, outcomes(1, 0, 0, 0)),
+        ]
+    );
+    assert_eq!(by_minute.compliance.totals, all_seeded().compliance.totals);
+
+    // Unaligned bounds: the buckets stay on the hour, the first holding `from`.
+    let unaligned = store
+        .stats(&range(Some(T0 + 30 * MINUTE), Some(T0 + 90 * MINUTE), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        unaligned.compliance.series,
+        vec![
+            bucket(T0, outcomes(0, 1, 0, 0)),
+            bucket(T0 + HOUR, outcomes(0, 1, 1, 0)),
+        ]
+    );
+
+    // A bucket wider than the data: one, from midnight.
+    let whole = store
+        .stats(&StatsQuery {
+            bucket_ms: 24 * HOUR,
+            ..range(None, None, None)
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        whole.compliance.series,
+        vec![bucket(T0, outcomes(2, 4, 1, 1))]
+    );
+
+    // Since 1970 by the minute: widened to a multiple of a minute, at most 1000 buckets.
+    let since_epoch = store
+        .stats(&StatsQuery {
+            bucket_ms: MINUTE,
+            ..range(Some(0), Some(T0 + 2 * HOUR), None)
+        })
+        .await
+        .unwrap();
+    let width = since_epoch.compliance.bucket_ms;
+    assert_eq!(width % MINUTE, 0);
+    assert!(width * 999 < T0 + 2 * HOUR, "{width}");
+    let series = &since_epoch.compliance.series;
+    assert!(series.len() <= store::MAX_BUCKETS as usize && series.len() >= 999);
+    assert_eq!(series[0].start, 0);
+    assert!(series.windows(2).all(|w| w[1].start - w[0].start == width));
+    assert!(series.last().unwrap().start + width >= T0 + 2 * HOUR);
+    let seeded: u64 = series.iter().map(|b| b.outcomes.turns).sum();
+    assert_eq!(seeded, 8);
+    assert_eq!(
+        since_epoch.compliance.totals,
+        all_seeded().compliance.totals
+    );
+}
+
+async fn stats_empty(h: Harness) {
+    let store = h.store();
+    let nothing = Stats {
+        compliance: Compliance {
+            bucket_ms: HOUR,
+            series: Vec::new(),
+            totals: TurnOutcomes::default(),
+            compliance_rate: 0.0,
+        },
+        attempts_per_turn: Vec::new(),
+        top_violated_rules: Vec::new(),
+        repairs_by_kind: Vec::new(),
+        tokens: TokenUsage::default(),
+        turns: 0,
+        attempts: 0,
+        invalid_attempts: 0,
+        provider_errors: 0,
+    };
+    assert_eq!(store.stats(&StatsQuery::default()).await.unwrap(), nothing);
+    assert_eq!(
+        store
+            .stats(&range(Some(T0), None, Some("tutor")))
+            .await
+            .unwrap(),
+        nothing
+    );
+    // A closed range has its buckets, all empty.
+    let closed = store
+        .stats(&range(Some(T0), Some(T0 + 2 * HOUR), None))
+        .await
+        .unwrap();
+    assert_eq!(
+        closed,
+        Stats {
+            compliance: Compliance {
+                series: vec![
+                    bucket(T0, TurnOutcomes::default()),
+                    bucket(T0 + HOUR, TurnOutcomes::default()),
+                ],
+                ..nothing.compliance.clone()
+            },
+            ..nothing.clone()
+        }
+    );
+    // An empty or inverted range has none.
+    for (from, to) in [(T0, T0), (T0 + HOUR, T0)] {
+        assert_eq!(
+            store
+                .stats(&range(Some(from), Some(to), None))
+                .await
+                .unwrap(),
+            nothing
+        );
+    }
+
+    // User messages alone make no turn.
+    let conversation = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    store
+        .record_message(&user_message(&conversation, &turn_id(), "anyone?"))
+        .await
+        .unwrap();
+    assert_eq!(store.stats(&StatsQuery::default()).await.unwrap(), nothing);
+}
+
+async fn stats_skip_malformed_json(h: Harness) {
+    let store = h.store();
+    let conversation = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    let turn = turn_id();
+    let first = record_at(&h, invalid_attempt(&conversation, &turn, 1, "x"), 1).await;
+    let second = record_at(&h, invalid_attempt(&conversation, &turn, 2, "y"), 2).await;
+    let third = record_at(&h, invalid_attempt(&conversation, &turn, 3, "z"), 3).await;
+
+    // Elements that are not violations or repairs, and arrays that are not arrays.
+    h.raw
+        .set_violations(
+            first,
+            r#"[1, "parse", null, [{"rule": "nested"}], {"rule": 5}, {"path": ""},
+                {"rule": "parse", "path": "", "message": "not JSON"}]"#,
+        )
+        .await;
+    h.raw
+        .set_repairs(
+            first,
+            r#"[{"kind": "minus", "count": -1}, {"kind": "half", "count": 1.5},
+                {"kind": 3, "count": 1}, {"kind": "big", "count": "2"}, "comment",
+                {"kind": "comment", "count": 4}]"#,
+        )
+        .await;
+    h.raw
+        .set_violations(second, r#"{"rule": "type", "path": ""}"#)
+        .await;
+    h.raw
+        .set_repairs(second, r#"{"kind": "comment", "count": 1}"#)
+        .await;
+    h.raw.set_violations(third, r#""type""#).await;
+
+    let stats = store.stats(&range(None, None, None)).await.unwrap();
+    assert_eq!(stats.top_violated_rules, rules(&[("parse", 1)]));
+    assert_eq!(
+        stats.repairs_by_kind,
+        repairs(&[("comment", 4), ("trailing_comma", 2)])
+    );
+    assert_eq!(
+        (stats.turns, stats.attempts, stats.invalid_attempts),
+        (1, 3, 3)
+    );
+
+    // Text that is not JSON at all, where the backend can hold it.
+    if h.raw.set_context_text(&conversation.id, "{").await {
+        h.raw.set_violations(second, "not json").await;
+        h.raw.set_violations(third, "[{\"rule\": \"cut").await;
+        let stats = store.stats(&range(None, None, None)).await.unwrap();
+        assert_eq!(stats.top_violated_rules, rules(&[("parse", 1)]));
     }
 }

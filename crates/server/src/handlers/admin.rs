@@ -7,7 +7,7 @@ use crate::auth::Caller;
 use crate::error::ApiError;
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use bridle_engine::store::{ConversationFilter, ConversationStatus, PageRequest, View};
+use bridle_engine::store::{ConversationFilter, ConversationStatus, PageRequest, StatsQuery, View};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -101,4 +101,35 @@ pub async fn unblock(
         )));
     }
     Ok(Json(json!({"id": id, "status": "active"})))
+}
+
+/// Query parameters of the statistics.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatsParams {
+    /// Turns started at or after (Unix ms).
+    from: Option<i64>,
+    /// Turns started before (Unix ms).
+    to: Option<i64>,
+    contract: Option<String>,
+    /// Bucket of the compliance series, in ms (default one hour).
+    bucket_ms: Option<i64>,
+}
+
+pub async fn stats(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(p): Query<StatsParams>,
+) -> Result<Json<Value>, ApiError> {
+    caller.require_admin()?;
+    let query = StatsQuery {
+        from: p.from,
+        to: p.to,
+        contract: p.contract,
+        bucket_ms: p.bucket_ms.unwrap_or(StatsQuery::default().bucket_ms),
+    };
+    let stats = state.engine.store().stats(&query).await?;
+    Ok(Json(
+        serde_json::to_value(stats).map_err(|e| ApiError::Internal(e.to_string()))?,
+    ))
 }

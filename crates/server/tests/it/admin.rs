@@ -257,3 +257,45 @@ async fn an_emergency_blocks_until_an_admin_unblocks() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn stats_count_turns_attempts_rules_and_repairs() {
+    let h = Harness::with_config(
+        "[providers.mock]\nkind = \"mock\"\nfault_rate = 1.0\nfaults = [{ kind = \"wrong_enum\" }]",
+    )
+    .await;
+    let id = h.conversation(ADA).await;
+    for text in ["one", "two"] {
+        let (status, _) = h
+            .call(
+                "POST",
+                &format!("/v1/conversations/{id}/messages"),
+                Some(ADA),
+                Some(json!({"content": text})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    assert_eq!(
+        h.call("GET", "/admin/v1/stats", Some(ADA), None).await.0,
+        StatusCode::FORBIDDEN
+    );
+    let (status, stats) = h
+        .call("GET", "/admin/v1/stats?bucket_ms=60000", Some(ADMIN), None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{stats}");
+    assert_eq!(stats["turns"], 2);
+    assert_eq!(stats["attempts"], 4, "each turn needed a retry");
+    assert_eq!(stats["invalid_attempts"], 2);
+    assert_eq!(stats["compliance"]["compliance_rate"], 1.0);
+    assert_eq!(
+        stats["attempts_per_turn"],
+        json!([{"attempts": 2, "turns": 2}])
+    );
+    assert_eq!(stats["top_violated_rules"][0]["rule"], "enum");
+    assert!(stats["tokens"]["retries_in"].as_u64().unwrap() > 0);
+    let (_, none) = h
+        .call("GET", "/admin/v1/stats?contract=other", Some(ADMIN), None)
+        .await;
+    assert_eq!(none["turns"], 0);
+}
