@@ -85,16 +85,7 @@ impl Anthropic {
         if let Some(key) = &self.settings.api_key {
             builder = builder.header("x-api-key", key);
         }
-        let response = builder
-            .timeout(self.settings.timeout)
-            .send()
-            .await
-            .map_err(|e| http::send_error(&e, self.settings.timeout))?;
-        if response.status().is_success() {
-            Ok(response)
-        } else {
-            Err(http::status_error(response).await)
-        }
+        http::send(builder, self.settings.timeout).await
     }
 }
 

@@ -88,6 +88,24 @@ pub async fn status_error(response: reqwest::Response) -> ProviderError {
     }
 }
 
+/// Sends a prepared request with the provider's timeout; a non-success status becomes a
+/// [`ProviderError::Status`].
+pub async fn send(
+    builder: reqwest::RequestBuilder,
+    timeout: Duration,
+) -> Result<reqwest::Response, ProviderError> {
+    let response = builder
+        .timeout(timeout)
+        .send()
+        .await
+        .map_err(|e| send_error(&e, timeout))?;
+    if response.status().is_success() {
+        Ok(response)
+    } else {
+        Err(status_error(response).await)
+    }
+}
+
 /// Reads a successful JSON response body.
 pub async fn json_body(
     response: reqwest::Response,
