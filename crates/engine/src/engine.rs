@@ -2,6 +2,7 @@
 //! one provider per model, and the operations on conversations (start one, send a message).
 
 use crate::config::{Config, ModelConfig, ProviderKind};
+use crate::metrics::EngineMetrics;
 use crate::policy::{SafetyConfigError, SafetyPolicy};
 use crate::providers::{
     self, Anthropic, HttpSettings, OpenAi, OpenAiOptions, Provider, ProviderError,
@@ -29,6 +30,12 @@ pub enum EngineError {
     /// No such conversation.
     #[error("conversation {0} does not exist")]
     NoConversation(String),
+    /// No such message.
+    #[error("message {0} does not exist")]
+    NoMessage(i64),
+    /// The message cannot be replayed (not an attempt, or its provider is gone).
+    #[error("cannot replay: {0}")]
+    NotReplayable(String),
     /// The conversation is blocked by the safety policy.
     #[error("conversation {0} is blocked")]
     Blocked(String),
@@ -68,6 +75,7 @@ pub struct Engine {
     store: Arc<dyn Store>,
     models: Arc<BTreeMap<String, Model>>,
     policy: Arc<SafetyPolicy>,
+    metrics: Arc<EngineMetrics>,
 }
 
 impl Engine {
@@ -105,12 +113,14 @@ impl Engine {
             );
         }
         let policy = Arc::new(SafetyPolicy::new(config.safety.clone())?);
+        let metrics = Arc::new(EngineMetrics::new(&contracts));
         Ok(Self {
             config: Arc::new(config),
             contracts,
             store,
             models: Arc::new(models),
             policy,
+            metrics,
         })
     }
 
@@ -124,9 +134,20 @@ impl Engine {
         &self.contracts
     }
 
+    /// The Prometheus series of turns, attempts, repairs, violations, upstream calls and
+    /// safety actions.
+    pub fn metrics(&self) -> &EngineMetrics {
+        &self.metrics
+    }
+
     /// The store.
     pub fn store(&self) -> &dyn Store {
         self.store.as_ref()
+    }
+
+    /// The configured models.
+    pub fn models(&self) -> impl Iterator<Item = &Model> {
+        self.models.values()
     }
 
     /// The model named `name`, or the default model.
@@ -189,18 +210,31 @@ impl Engine {
             context: &context,
             user_message: message,
             given_messages: None,
+            metrics: &self.metrics,
         };
+        self.run(input).await
+    }
+
+    /// Runs a turn, then applies the safety policy to its final message.
+    async fn run(&self, input: TurnInput<'_>) -> Result<TurnOutcome, EngineError> {
+        let conversation = input.conversation;
         let mut outcome = run_turn(input).await?;
-        outcome.safety = Some(
-            self.policy
-                .apply(
-                    self.store.as_ref(),
-                    &conversation,
-                    outcome.message_id,
-                    &outcome.value,
-                )
-                .await?,
-        );
+        let decision = self
+            .policy
+            .apply(
+                self.store.as_ref(),
+                conversation,
+                outcome.message_id,
+                &outcome.value,
+            )
+            .await?;
+        for action in &decision.actions {
+            self.metrics.safety_action(
+                decision.level.as_deref().unwrap_or(crate::policy::NO_LEVEL),
+                action.as_str(),
+            );
+        }
+        outcome.safety = Some(decision);
         Ok(outcome)
     }
 
@@ -246,24 +280,15 @@ impl Engine {
             context: &Context::new(),
             user_message: &user_message,
             given_messages: Some(messages),
+            metrics: &self.metrics,
         };
-        let mut outcome = run_turn(input).await?;
-        outcome.safety = Some(
-            self.policy
-                .apply(
-                    self.store.as_ref(),
-                    &conversation,
-                    outcome.message_id,
-                    &outcome.value,
-                )
-                .await?,
-        );
+        let outcome = self.run(input).await?;
         Ok((conversation, outcome))
     }
 }
 
 /// A conversation's stored context → the contract's [`Context`] and the application's prompt.
-fn split_context(value: &Value) -> Result<(Context, Option<String>), EngineError> {
+pub(crate) fn split_context(value: &Value) -> Result<(Context, Option<String>), EngineError> {
     let mut context = Context::new();
     let mut prompt = None;
     match value {

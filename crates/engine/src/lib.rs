@@ -4,8 +4,10 @@
 
 pub mod config;
 pub mod engine;
+pub mod metrics;
 pub mod policy;
 pub mod providers;
+pub mod replay;
 pub mod store;
 pub mod turn;
 

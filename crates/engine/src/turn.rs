@@ -9,6 +9,7 @@
 //! `Retry-After`; others (401, 400, …) end the turn at once.
 
 use crate::config::{ModelConfig, RetryPolicy};
+use crate::metrics::{AttemptOutcome, EngineMetrics};
 use crate::providers::{
     ChatMessage, ChatRequest, Completion, Provider, ProviderError, ResponseFormat, Role, Usage,
 };
@@ -46,6 +47,8 @@ pub struct TurnInput<'a> {
     /// follow the contract's instructions, its other messages replace the stored history and
     /// `user_message`. `None`: the conversation's stored history.
     pub given_messages: Option<&'a [ChatMessage]>,
+    /// Where attempts and the turn's outcome are counted.
+    pub metrics: &'a EngineMetrics,
 }
 
 /// The result of a turn that produced a final message.
@@ -99,6 +102,22 @@ pub enum TurnError {
 
 /// Runs one turn.
 pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
+    let metrics = input.metrics;
+    let label = metrics.contract_label(input.contract);
+    let result = attempts(input, &label).await;
+    let (outcome, attempts) = match &result {
+        Ok(outcome) if outcome.fallback => ("fallback", Some(outcome.attempts)),
+        Ok(outcome) => ("valid", Some(outcome.attempts)),
+        Err(TurnError::Exhausted { attempts, .. }) => ("exhausted", Some(*attempts)),
+        Err(TurnError::Provider { attempt, .. }) => ("provider_error", Some(*attempt)),
+        Err(TurnError::Store(_)) => ("store_error", None),
+    };
+    metrics.turn(&label, outcome, attempts);
+    result
+}
+
+/// The attempt loop; `label` names the contract in metrics.
+async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, TurnError> {
     let turn_id = uuid::Uuid::now_v7().to_string();
     let base = base_messages(&input).await?;
     let user_message_id = input
@@ -125,6 +144,23 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
             Ok(completion) => {
                 let checked = input.contract.check(&completion.content, input.context);
                 fill_completion(&mut record, &completion, &checked);
+                input.metrics.attempt(
+                    label,
+                    input.provider.name(),
+                    attempt,
+                    latency,
+                    completion.usage,
+                    if checked.is_valid() {
+                        AttemptOutcome::Valid {
+                            repairs: &checked.repairs,
+                        }
+                    } else {
+                        AttemptOutcome::Invalid {
+                            violations: &checked.violations,
+                            repairs: &checked.repairs,
+                        }
+                    },
+                );
                 if let Some(u) = completion.usage {
                     usage += u;
                 }
@@ -151,6 +187,14 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
                 None
             }
             Err(error) => {
+                input.metrics.attempt(
+                    label,
+                    input.provider.name(),
+                    attempt,
+                    latency,
+                    None,
+                    AttemptOutcome::ProviderError(&error),
+                );
                 record.content = error.to_string();
                 record.error = Some(format!("{}: {error}", error.kind()));
                 input.store.record_message(&record).await?;

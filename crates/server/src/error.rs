@@ -24,6 +24,9 @@ pub enum ApiError {
     /// The request body or parameters are wrong.
     #[error("{0}")]
     BadRequest(String),
+    /// The request conflicts with the state of the thing it names.
+    #[error("{0}")]
+    Conflict(String),
     /// The request body is over the size limit.
     #[error("{0}")]
     PayloadTooLarge(String),
@@ -66,6 +69,7 @@ impl ApiError {
                 "invalid_request_error",
                 "bad_request",
             ),
+            Self::Conflict(_) => (StatusCode::CONFLICT, "invalid_request_error", "conflict"),
             Self::PayloadTooLarge(_) => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "invalid_request_error",
@@ -118,7 +122,10 @@ impl IntoResponse for ApiError {
 impl From<EngineError> for ApiError {
     fn from(error: EngineError) -> Self {
         match error {
-            EngineError::NoConversation(_) => Self::NotFound(error.to_string()),
+            EngineError::NoConversation(_) | EngineError::NoMessage(_) => {
+                Self::NotFound(error.to_string())
+            }
+            EngineError::NotReplayable(_) => Self::Conflict(error.to_string()),
             EngineError::Contract(e) => Self::BadRequest(e.to_string()),
             EngineError::UnknownModel { .. } | EngineError::BadContext(_) => {
                 Self::BadRequest(error.to_string())

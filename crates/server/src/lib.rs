@@ -7,6 +7,7 @@ pub mod error;
 mod extract;
 mod handlers;
 pub mod limits;
+pub mod metrics;
 mod routes;
 pub mod serve;
 pub mod settings;
@@ -30,16 +31,37 @@ pub struct AppState {
     pub settings: Arc<ServerSettings>,
     /// Per-user rate limits (in process, or shared through Redis).
     pub limiter: Arc<dyn limits::Limiter>,
+    /// The HTTP series of `/metrics`.
+    pub metrics: Arc<metrics::HttpMetrics>,
 }
 
 impl AppState {
+    /// The state over `engine` with `keys`, `settings` and `limiter`, and fresh HTTP metrics.
+    pub fn new(
+        engine: Engine,
+        keys: Arc<Keys>,
+        settings: Arc<ServerSettings>,
+        limiter: Arc<dyn limits::Limiter>,
+    ) -> Self {
+        Self {
+            engine,
+            keys,
+            settings,
+            limiter,
+            metrics: Arc::default(),
+        }
+    }
+
     /// Admits one more request of `user`, or refuses it with 429. When the limiter itself
     /// fails (Redis down), the request is admitted and the failure logged: an outage of the
     /// limit store must not take the gateway down.
     pub async fn admit(&self, user: &str) -> Result<(), ApiError> {
         match self.limiter.check_request(user).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(rejection)) => Err(ApiError::from(rejection)),
+            Ok(Err(rejection)) => {
+                self.metrics.rate_limited(rejection.limit);
+                Err(ApiError::from(rejection))
+            }
             Err(error) => {
                 tracing::warn!(%error, "rate limiter unavailable; admitting the request");
                 Ok(())
@@ -56,7 +78,10 @@ impl AppState {
     ) -> Result<Option<limits::Lease>, ApiError> {
         match self.limiter.acquire_conversation(user, conversation).await {
             Ok(Ok(lease)) => Ok(Some(lease)),
-            Ok(Err(rejection)) => Err(ApiError::from(rejection)),
+            Ok(Err(rejection)) => {
+                self.metrics.rate_limited(rejection.limit);
+                Err(ApiError::from(rejection))
+            }
             Err(error) => {
                 tracing::warn!(%error, "rate limiter unavailable; admitting the conversation");
                 Ok(None)

@@ -2,6 +2,7 @@
 
 use crate::AppState;
 use crate::handlers::{admin, conversations, health, openai};
+use crate::metrics;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
@@ -11,6 +12,7 @@ use axum::routing::{get, post};
 /// | method | path | who | what |
 /// |---|---|---|---|
 /// | GET | `/healthz` | anyone | liveness and store check |
+/// | GET | `/metrics` | anyone | Prometheus series (HTTP, turns, attempts, repairs, violations, upstream, limits) |
 /// | POST | `/v1/conversations` | user, admin | start a conversation under a contract |
 /// | GET | `/v1/conversations` | user, admin | the caller's own conversations |
 /// | POST | `/v1/conversations/{id}/messages` | owner | send a message; the turn's final structured message |
@@ -20,11 +22,13 @@ use axum::routing::{get, post};
 /// | GET | `/admin/v1/conversations` | admin | filters (user, contract, from, to, q, has_invalid, blocked), pagination |
 /// | GET | `/admin/v1/conversations/{id}` | admin | every attempt with payload, violations, repairs; safety events |
 /// | POST | `/admin/v1/conversations/{id}/unblock` | admin | lift a safety block |
+/// | POST | `/admin/v1/messages/{id}/replay` | admin | send an attempt's stored request again and check the answer |
 /// | GET | `/admin/v1/stats` | admin | compliance over time, attempts per turn, violated rules, repairs, retry tokens |
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.max_body_bytes;
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route("/metrics", get(metrics::metrics))
         .route(
             "/v1/conversations",
             get(conversations::list).post(conversations::create),
@@ -39,6 +43,11 @@ pub fn app(state: AppState) -> Router {
         .route("/admin/v1/stats", get(admin::stats))
         .route("/admin/v1/conversations/{id}", get(admin::conversation))
         .route("/admin/v1/conversations/{id}/unblock", post(admin::unblock))
+        .route("/admin/v1/messages/{id}/replay", post(admin::replay))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
         .layer(DefaultBodyLimit::max(body_limit))
         .with_state(state)
 }

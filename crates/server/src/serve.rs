@@ -81,12 +81,7 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
     );
     let limiter = crate::limits::build(&settings.limits)
         .map_err(|e| ServeError::Settings(format!("[server.limits]: {e}")))?;
-    let state = AppState {
-        engine,
-        keys: Arc::new(keys),
-        settings: Arc::new(settings),
-        limiter,
-    };
+    let state = AppState::new(engine, Arc::new(keys), Arc::new(settings), limiter);
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

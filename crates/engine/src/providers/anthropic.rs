@@ -7,7 +7,7 @@ use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Role, Usage,
+    Role, Usage, without_stream,
 };
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -87,6 +87,34 @@ impl Anthropic {
         }
         http::send(builder, self.settings.timeout).await
     }
+
+    /// Posts a non-streaming `body` and reads the completion (`model`: the model asked for,
+    /// used when the answer does not name one).
+    async fn complete_body(&self, body: &Value, model: &str) -> Result<Completion, ProviderError> {
+        let response = self.post(body).await?;
+        let raw = http::json_body(response, self.settings.timeout).await?;
+        if raw.get("content").is_none() {
+            return Err(ProviderError::Decode("the answer has no content".into()));
+        }
+        let usage = raw.get("usage").map(|u| Usage {
+            input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
+            output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
+        });
+        Ok(Completion {
+            content: content_of(&raw),
+            usage,
+            model: raw
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or(model)
+                .to_owned(),
+            finish_reason: raw
+                .get("stop_reason")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            raw,
+        })
+    }
 }
 
 /// The reply text of a Messages response: text blocks joined, or the forced tool's input as JSON.
@@ -118,7 +146,7 @@ impl Provider for Anthropic {
     fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload {
         RequestPayload {
             provider: self.name().to_owned(),
-            url: self.settings.url("messages"),
+            url: self.endpoint(),
             headers: http::stored_headers(&[
                 ("content-type", Some("application/json")),
                 ("anthropic-version", Some(ANTHROPIC_VERSION)),
@@ -129,29 +157,21 @@ impl Provider for Anthropic {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<Completion, ProviderError> {
-        let response = self.post(&self.body(request, false)).await?;
-        let raw = http::json_body(response, self.settings.timeout).await?;
-        if raw.get("content").is_none() {
-            return Err(ProviderError::Decode("the answer has no content".into()));
-        }
-        let usage = raw.get("usage").map(|u| Usage {
-            input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
-            output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
-        });
-        Ok(Completion {
-            content: content_of(&raw),
-            usage,
-            model: raw
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or(&request.model)
-                .to_owned(),
-            finish_reason: raw
-                .get("stop_reason")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            raw,
-        })
+        self.complete_body(&self.body(request, false), &request.model)
+            .await
+    }
+
+    fn endpoint(&self) -> String {
+        self.settings.url("messages")
+    }
+
+    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError> {
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        self.complete_body(&without_stream(body), &model).await
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {

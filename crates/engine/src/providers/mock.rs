@@ -119,7 +119,7 @@ impl Provider for Mock {
         body["stream"] = json!(stream);
         RequestPayload {
             provider: self.name().to_owned(),
-            url: "mock://in-process".into(),
+            url: self.endpoint(),
             headers: Map::new(),
             body,
         }
@@ -127,6 +127,17 @@ impl Provider for Mock {
 
     async fn complete(&self, request: &ChatRequest) -> Result<Completion, ProviderError> {
         self.answer(request, false).await
+    }
+
+    fn endpoint(&self) -> String {
+        "mock://in-process".into()
+    }
+
+    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError> {
+        let request: ChatRequest = serde_json::from_value(body.clone()).map_err(|e| {
+            ProviderError::Decode(format!("the stored body is not a mock request: {e}"))
+        })?;
+        self.answer(&request, false).await
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {

@@ -224,6 +224,26 @@ pub trait Provider: Send + Sync + fmt::Debug {
 
     /// A streamed completion: deltas, then `Done` with the whole completion.
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
+
+    /// Where this provider sends requests (the `url` of its [`RequestPayload`]s).
+    fn endpoint(&self) -> String;
+
+    /// Sends a stored request body (a [`RequestPayload::body`] this provider produced) again,
+    /// with this provider's credentials, and reads the answer. Always non-streaming: a body
+    /// stored from a streamed attempt is sent with streaming turned off.
+    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError>;
+}
+
+/// `body` with streaming turned off (`stream: false`, no `stream_options`).
+pub fn without_stream(body: &Value) -> Value {
+    let mut body = body.clone();
+    if let Some(map) = body.as_object_mut() {
+        map.remove("stream_options");
+        if map.contains_key("stream") {
+            map.insert("stream".into(), Value::Bool(false));
+        }
+    }
+    body
 }
 
 /// Parses a `Retry-After` header value given in seconds (the HTTP-date form is rare from

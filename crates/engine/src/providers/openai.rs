@@ -8,7 +8,7 @@ use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Role, Usage,
+    Role, Usage, without_stream,
 };
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -102,6 +102,35 @@ impl OpenAi {
         }
         http::send(builder, self.settings.timeout).await
     }
+
+    /// Posts a non-streaming `body` and reads the completion (`model`: the model asked for,
+    /// used when the answer does not name one).
+    async fn complete_body(&self, body: &Value, model: &str) -> Result<Completion, ProviderError> {
+        let response = self.post(body).await?;
+        let raw = http::json_body(response, self.settings.timeout).await?;
+        let choice = raw
+            .pointer("/choices/0")
+            .ok_or_else(|| ProviderError::Decode("the answer has no choices[0]".into()))?;
+        let content = match choice.pointer("/message/content") {
+            Some(Value::String(text)) => text.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        };
+        Ok(Completion {
+            content,
+            usage: usage_of(&raw),
+            model: raw
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or(model)
+                .to_owned(),
+            finish_reason: choice
+                .get("finish_reason")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            raw,
+        })
+    }
 }
 
 /// OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a schema name.
@@ -152,7 +181,7 @@ impl Provider for OpenAi {
             .map(|k| format!("Bearer {k}"));
         RequestPayload {
             provider: self.name().to_owned(),
-            url: self.settings.url("chat/completions"),
+            url: self.endpoint(),
             headers: http::stored_headers(&[
                 ("content-type", Some("application/json")),
                 ("authorization", auth.as_deref()),
@@ -162,30 +191,21 @@ impl Provider for OpenAi {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<Completion, ProviderError> {
-        let response = self.post(&self.body(request, false)).await?;
-        let raw = http::json_body(response, self.settings.timeout).await?;
-        let choice = raw
-            .pointer("/choices/0")
-            .ok_or_else(|| ProviderError::Decode("the answer has no choices[0]".into()))?;
-        let content = match choice.pointer("/message/content") {
-            Some(Value::String(text)) => text.clone(),
-            Some(Value::Null) | None => String::new(),
-            Some(other) => other.to_string(),
-        };
-        Ok(Completion {
-            content,
-            usage: usage_of(&raw),
-            model: raw
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or(&request.model)
-                .to_owned(),
-            finish_reason: choice
-                .get("finish_reason")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            raw,
-        })
+        self.complete_body(&self.body(request, false), &request.model)
+            .await
+    }
+
+    fn endpoint(&self) -> String {
+        self.settings.url("chat/completions")
+    }
+
+    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError> {
+        let model = body
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        self.complete_body(&without_stream(body), &model).await
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {

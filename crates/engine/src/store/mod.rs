@@ -300,6 +300,9 @@ pub trait Store: Send + Sync + fmt::Debug {
     async fn messages(&self, conversation_id: &str, view: View)
     -> Result<Vec<Message>, StoreError>;
 
+    /// One message by id, whatever its kind (admins only: attempts included).
+    async fn message(&self, id: i64) -> Result<Option<Message>, StoreError>;
+
     /// Records a safety action and returns its id.
     async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError>;
 

@@ -257,25 +257,24 @@ impl Store for PostgresStore {
         view: View,
     ) -> Result<Vec<Message>, StoreError> {
         let sql = match view {
-            View::User => {
-                "SELECT id, conversation_id, turn_id, role, content, value, is_validated, \
-                 is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
-                 violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-                 created_at FROM messages \
-                 WHERE conversation_id = $1 AND (role = 'user' OR is_validated) ORDER BY id"
-            }
-            View::Admin => {
-                "SELECT id, conversation_id, turn_id, role, content, value, is_validated, \
-                 is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
-                 violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-                 created_at FROM messages WHERE conversation_id = $1 ORDER BY id"
-            }
+            View::User => rows::select_messages!(
+                "WHERE conversation_id = $1 AND (role = 'user' OR is_validated) ORDER BY id"
+            ),
+            View::Admin => rows::select_messages!("WHERE conversation_id = $1 ORDER BY id"),
         };
         let found = sqlx::query(sql)
             .bind(conversation_id)
             .fetch_all(&self.pool)
             .await?;
         found.iter().map(rows::message).collect()
+    }
+
+    async fn message(&self, id: i64) -> Result<Option<Message>, StoreError> {
+        let found = sqlx::query(rows::select_messages!("WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        found.as_ref().map(rows::message).transpose()
     }
 
     async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {

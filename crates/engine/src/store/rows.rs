@@ -140,6 +140,21 @@ pub(super) fn summary<R: StoreRow>(row: &R) -> Result<ConversationSummary, Store
 }
 
 /// A message from every column of `messages`.
+/// `SELECT` of the columns [`message`] reads, in its order, from `messages`, followed by
+/// `$tail` (a literal: the statement stays static SQL).
+macro_rules! select_messages {
+    ($tail:literal) => {
+        concat!(
+            "SELECT id, conversation_id, turn_id, role, content, value, is_validated, ",
+            "is_fallback, attempt, contract, contract_version, request_payload, raw_response, ",
+            "violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
+            "created_at FROM messages ",
+            $tail
+        )
+    };
+}
+pub(super) use select_messages;
+
 pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
     let id = row.int("id")?;
     let key = id.to_string();

@@ -143,3 +143,82 @@ async fn anthropic_tool_output_end_to_end(store: Arc<dyn Store>) {
     assert_eq!(payload["headers"]["x-api-key"], "[REDACTED]");
     assert!(!payload.to_string().contains(KEY));
 }
+
+on_both_backends! {
+    replay_resends_the_stored_request_with_the_key: sqlite_replay_resends_the_stored_request_with_the_key, postgres_replay_resends_the_stored_request_with_the_key;
+}
+
+async fn replay_resends_the_stored_request_with_the_key(store: Arc<dyn Store>) {
+    let server = MockServer::start(MockConfig {
+        fault_rate: 1.0,
+        faults: vec![Fault::WrongEnum],
+        require_api_key: Some(KEY.into()),
+        ..MockConfig::default()
+    })
+    .await
+    .unwrap();
+    let gateway = engine(Arc::clone(&store), &server, "openai", KEY, false);
+    let conversation = gateway
+        .start_conversation("ada", "selfhelp-response", json!({}))
+        .await
+        .unwrap();
+    let outcome = gateway.send(&conversation.id, "Hello", None).await.unwrap();
+    assert_eq!(
+        outcome.attempts, 2,
+        "a faulty first reply, fixed by feedback"
+    );
+    let stored = store.messages(&conversation.id, View::Admin).await.unwrap();
+    let (first, second) = (&stored[1], &stored[2]);
+    server.clear_requests();
+
+    // The first attempt's request again: the same fault, the same violation.
+    let replay = gateway.replay(first.id).await.unwrap();
+    assert_eq!(replay.error, None, "the key was put back: {replay:?}");
+    assert!(!replay.original.valid);
+    let check = replay.check.as_ref().unwrap();
+    assert!(!check.valid);
+    assert!(
+        check.violations.iter().any(|v| v.rule == "enum"),
+        "{check:?}"
+    );
+    // The second attempt (with the feedback) passes again.
+    let replay = gateway.replay(second.id).await.unwrap();
+    assert!(replay.check.as_ref().unwrap().valid, "{replay:?}");
+    assert!(replay.original.valid);
+
+    let logged = server.requests();
+    assert_eq!(logged.len(), 2, "one upstream call per replay");
+    for (request, attempt) in logged.iter().zip([first, second]) {
+        assert_eq!(
+            &request.body,
+            &attempt.data.request_payload.as_ref().unwrap()["body"],
+            "the stored body is sent as it was"
+        );
+    }
+    let after = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(
+        after.len(),
+        stored.len(),
+        "replays are not stored as attempts"
+    );
+
+    // Neither a user message nor an unknown id replays.
+    assert!(matches!(
+        gateway.replay(stored[0].id).await,
+        Err(EngineError::NotReplayable(_))
+    ));
+    assert!(matches!(
+        gateway.replay(i64::MAX).await,
+        Err(EngineError::NoMessage(_))
+    ));
+
+    // A payload whose URL no configured provider sends to is refused, not followed.
+    let elsewhere = MockServer::start(MockConfig::default()).await.unwrap();
+    let other = engine(Arc::clone(&store), &elsewhere, "openai", KEY, false);
+    let refused = other.replay(first.id).await.unwrap_err();
+    assert!(
+        matches!(&refused, EngineError::NotReplayable(m) if m.contains(&server.url())),
+        "{refused}"
+    );
+    assert!(elsewhere.requests().is_empty());
+}

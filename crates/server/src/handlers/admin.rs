@@ -1,6 +1,6 @@
 //! The admin API (`/admin/v1/…`, admin keys only): conversations with filters and real
 //! pagination, every attempt of a conversation with its payload, violations and repairs, the
-//! safety events, and unblocking.
+//! safety events, unblocking, and replaying an attempt.
 
 use crate::AppState;
 use crate::auth::Caller;
@@ -101,6 +101,20 @@ pub async fn unblock(
         )));
     }
     Ok(Json(json!({"id": id, "status": "active"})))
+}
+
+/// Sends attempt `id`'s stored request again to its provider and checks the answer against
+/// the attempt's contract; nothing is stored (see `bridle_engine::replay`).
+pub async fn replay(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Json<Value>, ApiError> {
+    caller.require_admin()?;
+    let replay = state.engine.replay(id).await?;
+    Ok(Json(
+        serde_json::to_value(replay).map_err(|e| ApiError::Internal(e.to_string()))?,
+    ))
 }
 
 /// Query parameters of the statistics.

@@ -299,3 +299,87 @@ async fn stats_count_turns_attempts_rules_and_repairs() {
         .await;
     assert_eq!(none["turns"], 0);
 }
+
+#[tokio::test]
+async fn admins_replay_an_attempt() {
+    let h = Harness::with_config(
+        "[providers.mock]\nkind = \"mock\"\nfault_rate = 1.0\nfaults = [{ kind = \"wrong_key\" }]",
+    )
+    .await;
+    let id = h.conversation(ADA).await;
+    h.call(
+        "POST",
+        &format!("/v1/conversations/{id}/messages"),
+        Some(ADA),
+        Some(json!({"content": "Hello"})),
+    )
+    .await;
+    let (_, detail) = h
+        .call(
+            "GET",
+            &format!("/admin/v1/conversations/{id}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    let messages = detail["messages"].as_array().unwrap();
+    let (user, failed, passed) = (
+        messages[0]["id"].as_i64().unwrap(),
+        messages[1]["id"].as_i64().unwrap(),
+        messages[2]["id"].as_i64().unwrap(),
+    );
+    let replay = |message: i64, key: Option<&'static str>| {
+        let h = &h;
+        async move {
+            h.call(
+                "POST",
+                &format!("/admin/v1/messages/{message}/replay"),
+                key,
+                None,
+            )
+            .await
+        }
+    };
+    assert_eq!(replay(failed, None).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(replay(failed, Some(ADA)).await.0, StatusCode::FORBIDDEN);
+
+    let (status, body) = replay(failed, Some(ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["message_id"], failed);
+    assert_eq!(body["conversation_id"], id.as_str());
+    assert_eq!(body["provider"], "mock");
+    assert_eq!(body["original"]["valid"], false);
+    assert_eq!(
+        body["check"]["valid"], false,
+        "the fault reproduces: {body}"
+    );
+    assert!(body["content"].is_string());
+    let (status, body) = replay(passed, Some(ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["check"]["valid"], true, "{body}");
+
+    let (status, body) = replay(user, Some(ADMIN)).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a model attempt")
+    );
+    assert_eq!(replay(i64::MAX, Some(ADMIN)).await.0, StatusCode::NOT_FOUND);
+    let (status, _) = h
+        .call("POST", "/admin/v1/messages/abc/replay", Some(ADMIN), None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+
+    // Nothing was added to the conversation.
+    let (_, after) = h
+        .call(
+            "GET",
+            &format!("/admin/v1/conversations/{id}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(after["messages"].as_array().unwrap().len(), 3);
+}

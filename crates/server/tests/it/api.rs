@@ -53,12 +53,7 @@ impl Harness {
         settings.limits.requests_per_minute = rpm;
         let limiter = bridle_server::limits::build(&settings.limits).unwrap();
         Self {
-            state: AppState {
-                engine,
-                keys: Arc::new(keys),
-                settings: Arc::new(settings),
-                limiter,
-            },
+            state: AppState::new(engine, Arc::new(keys), Arc::new(settings), limiter),
             _dir: dir,
         }
     }

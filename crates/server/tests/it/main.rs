@@ -5,3 +5,4 @@
 mod admin;
 mod api;
 mod limits;
+mod metrics;
