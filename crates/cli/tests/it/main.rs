@@ -8,6 +8,7 @@ mod eval;
 mod mock_llm;
 mod openai_sdk;
 mod other;
+mod serve;
 
 use assert_cmd::Command;
 use std::path::PathBuf;
@@ -56,8 +57,8 @@ pub fn spawn_listening(args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> (Run
     use std::io::{BufRead, BufReader};
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bridle"))
         .args(args)
-        .envs(envs.iter().copied())
         .env_remove("OPENAI_BASE_URL")
+        .envs(envs.iter().copied())
         .stderr(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()

@@ -13,12 +13,11 @@ use bridle_engine::store::{
     PageRequest, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError, TokenUsage,
     TurnOutcomes, View,
 };
+use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
-use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection, PgPool, SqlitePool};
+use sqlx::{PgPool, SqlitePool};
 use std::sync::Arc;
 use std::time::Duration;
-
-const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
 
 /// Migrations each backend applies.
 const MIGRATIONS: i64 = 2;
@@ -229,97 +228,6 @@ impl Raw {
             Self::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
             Self::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
         }
-    }
-}
-
-/// A PostgreSQL database of its own for one test, dropped (`WITH (FORCE)`) when this is dropped.
-pub(crate) struct TestDatabase {
-    admin_url: String,
-    name: String,
-    pub(crate) url: String,
-}
-
-impl TestDatabase {
-    pub(crate) async fn create() -> Self {
-        let admin_url = std::env::var("BRIDLE_TEST_POSTGRES_URL")
-            .unwrap_or_else(|_| DEFAULT_POSTGRES_URL.to_owned());
-        let name = format!("bridle_test_{}", uuid::Uuid::now_v7().simple());
-        let mut admin = PgConnection::connect(&admin_url).await.unwrap();
-        // A database name cannot be a bound parameter; this one is generated above.
-        admin
-            .execute(AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .await
-            .unwrap();
-        admin.close().await.unwrap();
-        let url = with_database(&admin_url, &name);
-        Self {
-            admin_url,
-            name,
-            url,
-        }
-    }
-}
-
-impl Drop for TestDatabase {
-    fn drop(&mut self) {
-        // `Drop` cannot await, and may run while the test's runtime unwinds: drop the database
-        // from a thread with a runtime of its own.
-        let admin_url = self.admin_url.clone();
-        let sql = format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name);
-        let dropped = std::thread::spawn(move || -> Result<(), String> {
-            let runtime = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            runtime
-                .block_on(async {
-                    let mut admin = PgConnection::connect(&admin_url).await?;
-                    admin.execute(AssertSqlSafe(sql)).await?;
-                    admin.close().await
-                })
-                .map_err(|e| e.to_string())
-        })
-        .join()
-        .unwrap_or_else(|_| Err("the cleanup thread panicked".to_owned()));
-        if let Err(error) = dropped {
-            if std::thread::panicking() {
-                eprintln!("could not drop test database {}: {error}", self.name);
-            } else {
-                panic!("could not drop test database {}: {error}", self.name);
-            }
-        }
-    }
-}
-
-/// `url` with its database replaced by `database` (query parameters kept).
-fn with_database(url: &str, database: &str) -> String {
-    let (base, query) = url
-        .split_once('?')
-        .map_or((url, None), |(base, query)| (base, Some(query)));
-    let authority = base.find("://").map_or(0, |i| i + 3);
-    let server = base[authority..]
-        .find('/')
-        .map_or(base, |i| &base[..authority + i]);
-    match query {
-        Some(query) => format!("{server}/{database}?{query}"),
-        None => format!("{server}/{database}"),
-    }
-}
-
-#[test]
-fn with_database_replaces_only_the_database() {
-    for (url, expected) in [
-        (
-            "postgres://postgres@127.0.0.1:5432/test",
-            "postgres://postgres@127.0.0.1:5432/x",
-        ),
-        (
-            "postgres://u:p@h/test?sslmode=disable",
-            "postgres://u:p@h/x?sslmode=disable",
-        ),
-        ("postgresql://h:5432", "postgresql://h:5432/x"),
-    ] {
-        assert_eq!(with_database(url, "x"), expected);
     }
 }
 

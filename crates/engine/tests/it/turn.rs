@@ -2,9 +2,9 @@
 //! bounded retry prompts, fallback keeping safety, Retry-After, history — on SQLite and
 //! PostgreSQL alike.
 
-use crate::store::TestDatabase;
 use bridle_engine::store::{self, Message, MessageRole, Store, View};
 use bridle_engine::{Config, Engine, EngineError, TurnError};
+use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
