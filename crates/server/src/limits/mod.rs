@@ -429,6 +429,9 @@ impl Limits {
 #[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsConfig {
+    /// Enforce the limits at all. Default true; false for a gateway whose callers are limited
+    /// elsewhere (and for load tests).
+    pub enabled: bool,
     /// Requests a user may send per minute (sliding window). Default 10.
     pub requests_per_minute: u32,
     /// Conversations a user may have active at once. Default 3.
@@ -450,6 +453,7 @@ pub struct LimitsConfig {
 impl Default for LimitsConfig {
     fn default() -> Self {
         Self {
+            enabled: true,
             requests_per_minute: 10,
             concurrent_conversations: 3,
             redis_url: None,
@@ -464,6 +468,7 @@ impl Default for LimitsConfig {
 impl fmt::Debug for LimitsConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LimitsConfig")
+            .field("enabled", &self.enabled)
             .field("requests_per_minute", &self.requests_per_minute)
             .field("concurrent_conversations", &self.concurrent_conversations)
             .field("redis_url", &self.redis_url.as_deref().map(redact_url))

@@ -375,3 +375,23 @@ async fn the_request_limit_answers_429_with_retry_after() {
         StatusCode::OK
     );
 }
+
+#[tokio::test]
+async fn limits_can_be_turned_off() {
+    let mut h = Harness::with_limits("", 1).await;
+    let mut settings = (*h.state.settings).clone();
+    settings.limits.enabled = false;
+    h.state.settings = Arc::new(settings);
+    let id = h.conversation(ADA).await;
+    for _ in 0..3 {
+        let (status, body) = h
+            .call(
+                "POST",
+                &format!("/v1/conversations/{id}/messages"),
+                Some(ADA),
+                Some(json!({"content": "hi"})),
+            )
+            .await;
+        assert_ne!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    }
+}
