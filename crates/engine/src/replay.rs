@@ -101,7 +101,7 @@ impl Engine {
         let contract = self.replay_contract(&data.contract, &payload.body);
 
         let started = Instant::now();
-        let result = provider.replay(&payload.body).await;
+        let result = provider.send(&payload.body).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
         let conversation = self.store().conversation(&data.conversation_id).await?;

@@ -134,10 +134,11 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
 
     for attempt in 1..=input.retry.max_attempts {
         let request = request(&input, &base, correction.as_ref());
-        let payload =
-            serde_json::to_value(input.provider.payload(&request, false)).unwrap_or(Value::Null);
+        // Built once: the body sent is exactly the body stored.
+        let payload = input.provider.payload(&request, false);
         let started = Instant::now();
-        let result = input.provider.complete(&request).await;
+        let result = input.provider.send(&payload.body).await;
+        let payload = payload.into_value();
         let latency = started.elapsed();
         let mut record = attempt_record(&input, &turn_id, attempt, payload, latency.as_millis());
         let retry_after = match result {

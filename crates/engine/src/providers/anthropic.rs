@@ -165,7 +165,7 @@ impl Provider for Anthropic {
         self.settings.url("messages")
     }
 
-    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError> {
+    async fn send(&self, body: &Value) -> Result<Completion, ProviderError> {
         let model = body
             .get("model")
             .and_then(Value::as_str)

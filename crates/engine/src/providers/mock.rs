@@ -133,7 +133,7 @@ impl Provider for Mock {
         "mock://in-process".into()
     }
 
-    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError> {
+    async fn send(&self, body: &Value) -> Result<Completion, ProviderError> {
         let request: ChatRequest = serde_json::from_value(body.clone()).map_err(|e| {
             ProviderError::Decode(format!("the stored body is not a mock request: {e}"))
         })?;

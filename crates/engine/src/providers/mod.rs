@@ -150,6 +150,18 @@ pub struct RequestPayload {
     pub body: Value,
 }
 
+impl RequestPayload {
+    /// The payload as a JSON object, moving its parts (no copy of the body).
+    pub fn into_value(self) -> Value {
+        let mut map = serde_json::Map::with_capacity(4);
+        map.insert("provider".into(), Value::String(self.provider));
+        map.insert("url".into(), Value::String(self.url));
+        map.insert("headers".into(), Value::Object(self.headers));
+        map.insert("body".into(), self.body);
+        Value::Object(map)
+    }
+}
+
 /// Why a provider call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
@@ -228,10 +240,12 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// Where this provider sends requests (the `url` of its [`RequestPayload`]s).
     fn endpoint(&self) -> String;
 
-    /// Sends a stored request body (a [`RequestPayload::body`] this provider produced) again,
-    /// with this provider's credentials, and reads the answer. Always non-streaming: a body
-    /// stored from a streamed attempt is sent with streaming turned off.
-    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError>;
+    /// Sends a request body this provider produced (the [`RequestPayload::body`] of
+    /// [`Provider::payload`], fresh or stored) with this provider's credentials, and reads the
+    /// answer. Always non-streaming: a body made for a stream is sent with streaming off.
+    /// The turn loop builds the payload once, stores it and sends it with this; replays send
+    /// a stored one again.
+    async fn send(&self, body: &Value) -> Result<Completion, ProviderError>;
 }
 
 /// `body` with streaming turned off (`stream: false`, no `stream_options`).

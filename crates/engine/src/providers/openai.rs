@@ -199,7 +199,7 @@ impl Provider for OpenAi {
         self.settings.url("chat/completions")
     }
 
-    async fn replay(&self, body: &Value) -> Result<Completion, ProviderError> {
+    async fn send(&self, body: &Value) -> Result<Completion, ProviderError> {
         let model = body
             .get("model")
             .and_then(Value::as_str)

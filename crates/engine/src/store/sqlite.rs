@@ -1,8 +1,9 @@
 //! [`SqliteStore`]: the embedded backend. One database file (created, with its directory, when
-//! missing) in WAL mode with `synchronous=NORMAL`, foreign keys on and a busy timeout, behind a
-//! small connection pool; JSON is stored as text and booleans as 0/1. Writes that touch two
-//! tables take the write lock up front (`BEGIN IMMEDIATE`), so concurrent writers queue on the
-//! busy timeout instead of failing.
+//! missing) in WAL mode with `synchronous=NORMAL`, foreign keys on and a busy timeout; JSON is
+//! stored as text and booleans as 0/1. Reads go through a small pool; every write goes through
+//! one writing connection, so concurrent writers queue in order in the pool rather than
+//! contending for SQLite's lock (whose busy handler sleeps). Each write is one statement (a
+//! trigger bumps the conversation when a message is stored), so it is atomic on its own.
 
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
@@ -27,7 +28,7 @@ use std::time::Duration;
 /// How long a connection waits for another's write lock before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Connections in the pool: SQLite has one writer at a time, so a few suffice for readers.
+/// Reading connections: SQLite has one writer at a time, and a few readers suffice.
 const POOL_SIZE: u32 = 4;
 
 /// The SQLite migrations, in version order.
@@ -41,6 +42,11 @@ const MIGRATIONS: &[Embedded] = &[
         version: 2,
         name: "stats_indexes",
         sql: include_str!("../../migrations/sqlite/0002_stats_indexes.sql"),
+    },
+    Embedded {
+        version: 3,
+        name: "bump_trigger",
+        sql: include_str!("../../migrations/sqlite/0003_bump_trigger.sql"),
     },
 ];
 
@@ -72,7 +78,11 @@ const STATS: Dialect = Dialect {
 /// The SQLite store.
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
+    /// Readers (WAL: they never wait for the writer).
     pool: SqlitePool,
+    /// The one writing connection: writers queue here, in order, instead of sleeping in
+    /// SQLite's busy handler (which backs off in steps of up to 100 ms under contention).
+    writer: SqlitePool,
 }
 
 impl SqliteStore {
@@ -106,12 +116,20 @@ impl SqliteStore {
                 ))
             })?;
         }
+        // A local file does not go stale: no ping (a round trip to the connection's thread)
+        // before each use.
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .test_before_acquire(false)
+            .connect_with(options.clone())
+            .await?;
+        migrations::migrator(MIGRATIONS).run(&writer).await?;
         let pool = SqlitePoolOptions::new()
             .max_connections(POOL_SIZE)
+            .test_before_acquire(false)
             .connect_with(options)
             .await?;
-        migrations::migrator(MIGRATIONS).run(&pool).await?;
-        Ok(Self { pool })
+        Ok(Self { pool, writer })
     }
 }
 
@@ -178,7 +196,7 @@ impl Store for SqliteStore {
         .bind(conversation.status.as_str())
         .bind(conversation.created_at)
         .bind(conversation.updated_at)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(conversation)
     }
@@ -226,7 +244,7 @@ impl Store for SqliteStore {
         .bind(status.as_str())
         .bind(now_ms())
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(done.rows_affected() > 0)
     }
@@ -238,15 +256,15 @@ impl Store for SqliteStore {
         .bind(rows::to_json(state)?)
         .bind(now_ms())
         .bind(id)
-        .execute(&self.pool)
+        .execute(&self.writer)
         .await?;
         Ok(done.rows_affected() > 0)
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
         let encoded = EncodedMessage::new(message)?;
-        let now = now_ms();
-        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        // One statement, hence one transaction: the insert and (by the trigger of migration 3)
+        // the conversation's bump.
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
              is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
@@ -274,15 +292,9 @@ impl Store for SqliteStore {
         .bind(encoded.tokens_out)
         .bind(encoded.latency_ms)
         .bind(&message.error)
-        .bind(now)
-        .fetch_one(&mut *tx)
+        .bind(now_ms())
+        .fetch_one(&self.writer)
         .await?;
-        sqlx::query("UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?")
-            .bind(now)
-            .bind(&message.conversation_id)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
         Ok(id)
     }
 
@@ -325,7 +337,7 @@ impl Store for SqliteStore {
         .bind(&event.action)
         .bind(event.notified_at)
         .bind(now_ms())
-        .fetch_one(&self.pool)
+        .fetch_one(&self.writer)
         .await?;
         Ok(id)
     }
