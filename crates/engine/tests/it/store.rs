@@ -19,8 +19,6 @@ use sqlx::{PgPool, SqlitePool};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Migrations each backend applies.
-
 macro_rules! on_both_backends {
     ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
