@@ -16,6 +16,9 @@ use serde_json::Value;
 const PARSE_QUOTE_CHARS: usize = 60;
 
 pub(crate) fn check(contract: &Contract, raw: &str, _context: &Context) -> Checked {
+    if let Some(xml) = &contract.xml {
+        return check_xml(contract, xml, raw);
+    }
     if raw.len() > contract.limits.max_bytes {
         return Checked::rejected(
             too_large(raw.len() as u64, contract.limits.max_bytes),
@@ -65,6 +68,40 @@ pub(crate) fn check(contract: &Contract, raw: &str, _context: &Context) -> Check
         coercion.apply(&mut value, &mut repairs);
     }
     let violations = contract.validate(&value);
+    Checked {
+        value: Some(value),
+        violations,
+        repairs,
+    }
+}
+
+/// The `xml` kind: the same steps with the XML reader as the parse step.
+fn check_xml(contract: &Contract, xml: &crate::contract::XmlSpec, raw: &str) -> Checked {
+    if raw.len() > contract.limits.max_bytes {
+        return Checked::rejected(
+            too_large(raw.len() as u64, contract.limits.max_bytes),
+            Vec::new(),
+        );
+    }
+    if raw.trim().is_empty() {
+        return Checked::rejected(
+            Violation::new("", "empty", "the reply is empty"),
+            Vec::new(),
+        );
+    }
+    let read = crate::xml::read(raw, &xml.root, &xml.shape);
+    let (mut repairs, mut violations) = (read.repairs, read.violations);
+    let Some(mut value) = read.value else {
+        return Checked {
+            value: None,
+            violations,
+            repairs,
+        };
+    };
+    for coercion in &contract.coercions {
+        coercion.apply(&mut value, &mut repairs);
+    }
+    violations.extend(contract.validate(&value));
     Checked {
         value: Some(value),
         violations,

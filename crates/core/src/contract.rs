@@ -22,6 +22,8 @@ use serde_json::Value;
 pub enum Kind {
     /// A JSON document (lenient repair, then JSON parse).
     Json,
+    /// One XML document, read safely into JSON as the schema's shape says (see [`crate::xml`]).
+    Xml,
 }
 
 impl Kind {
@@ -29,6 +31,7 @@ impl Kind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Json => "json",
+            Self::Xml => "xml",
         }
     }
 }
@@ -58,6 +61,17 @@ pub struct Contract {
     pub(crate) fallback: Option<Fallback>,
     pub(crate) guidance: String,
     pub(crate) limits: Limits,
+    /// For the `xml` kind: the root element and the shape the schema gives it.
+    pub(crate) xml: Option<XmlSpec>,
+}
+
+/// How an `xml` contract's documents are read.
+#[derive(Debug, Clone)]
+pub struct XmlSpec {
+    /// The root element's name.
+    pub root: String,
+    /// What the schema says about each element.
+    pub shape: crate::xml::Shape,
 }
 
 /// The outcome of checking one reply.
@@ -133,7 +147,13 @@ impl Contract {
             limits: Limits {
                 max_bytes: DEFAULT_MAX_BYTES,
             },
+            xml: None,
         })
+    }
+
+    /// For an `xml` contract, the root element's name.
+    pub fn xml_root(&self) -> Option<&str> {
+        self.xml.as_ref().map(|x| x.root.as_str())
     }
 
     /// The contract's name.

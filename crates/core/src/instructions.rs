@@ -9,19 +9,35 @@ use std::fmt::Write as _;
 
 pub(crate) fn render(contract: &Contract, _context: &Context) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Reply with a single JSON value that meets the contract \"{}\" (version {}).",
-        contract.name, contract.version
-    );
-    out.push_str(
-        "Output only the JSON: no code fences, no comments, no text before or after it.\n",
-    );
-    let _ = write!(
-        out,
-        "\nJSON Schema ({}) of the reply:\n",
-        contract.schema.draft_name()
-    );
+    if let Some(xml) = &contract.xml {
+        let _ = writeln!(
+            out,
+            "Reply with a single XML document, root element <{}>, that meets the contract \"{}\" (version {}).",
+            xml.root, contract.name, contract.version
+        );
+        out.push_str(
+            "Output only the XML: no code fences, no DOCTYPE, no text before or after it. Escape <, > and & in text as &lt; &gt; &amp; (or use CDATA).\n",
+        );
+        let _ = write!(
+            out,
+            "\nThe document is read as JSON (attributes as \"@name\", repeated elements as arrays, text elements as strings) and must meet this JSON Schema ({}):\n",
+            contract.schema.draft_name()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Reply with a single JSON value that meets the contract \"{}\" (version {}).",
+            contract.name, contract.version
+        );
+        out.push_str(
+            "Output only the JSON: no code fences, no comments, no text before or after it.\n",
+        );
+        let _ = write!(
+            out,
+            "\nJSON Schema ({}) of the reply:\n",
+            contract.schema.draft_name()
+        );
+    }
     out.push_str(&contract.schema_text);
     out.push('\n');
     if !contract.rules.is_empty() {

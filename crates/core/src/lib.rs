@@ -33,6 +33,7 @@ pub mod repair;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod xml;
 
 pub use context::Context;
 pub use contract::{Checked, Contract, Kind};

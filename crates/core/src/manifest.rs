@@ -4,7 +4,7 @@
 //! ```toml
 //! name = "selfhelp-response"        # lowercase letters, digits, '-', '_', '.'
 //! version = "1.0.0"                 # semantic version
-//! kind = "json"
+//! kind = "json"                   # or "xml" (then [xml] root = "ElementName")
 //! description = "…"
 //! schema = "schema.json"            # the root JSON Schema
 //! schemas = ["defs.json"]           # other files `$ref` may point to (optional)
@@ -60,6 +60,15 @@ pub struct Manifest {
     #[serde(default)]
     coercions: Vec<CoercionSpec>,
     fallback: Option<FallbackSpec>,
+    xml: Option<XmlManifest>,
+}
+
+/// `[xml]` of an `xml` contract.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct XmlManifest {
+    /// The root element's name.
+    root: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -164,11 +173,30 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
     })?;
     let kind = match manifest.kind.as_str() {
         "json" => Kind::Json,
+        "xml" => Kind::Xml,
         other => {
             return Err(invalid(format!(
-                "kind {other:?} is not supported by this build (known kinds: json)"
+                "kind {other:?} is not supported by this build (known kinds: json, xml)"
             )));
         }
+    };
+    let xml = match (kind, &manifest.xml) {
+        (Kind::Xml, Some(spec)) => {
+            if !valid_xml_name(&spec.root) {
+                return Err(invalid(format!(
+                    "[xml] root {:?} is not an XML element name",
+                    spec.root
+                )));
+            }
+            Some(spec.root.clone())
+        }
+        (Kind::Xml, None) => {
+            return Err(invalid(
+                "an xml contract needs [xml] root = \"ElementName\"".into(),
+            ));
+        }
+        (_, Some(_)) => return Err(invalid("[xml] is only for kind = \"xml\"".into())),
+        (_, None) => None,
     };
 
     let mut resources = Vec::new();
@@ -192,12 +220,29 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         .into_iter()
         .map(|c| coercion(c).map_err(&invalid))
         .collect::<Result<Vec<_>, _>>()?;
-    let (example, example_text) = match &manifest.example {
-        Some(file) => {
+    let xml = xml.map(|root| crate::contract::XmlSpec {
+        root,
+        shape: crate::xml::Shape::of(schema.raw()),
+    });
+    let (example, example_text) = match (&manifest.example, &xml) {
+        (Some(file), None) => {
             let (value, text) = read_json_text(files, file)?;
             (Some(value), Some(text))
         }
-        None => (None, None),
+        (Some(file), Some(spec)) => {
+            let text = read_text(files, file)?;
+            let read = crate::xml::read(&text, &spec.root, &spec.shape);
+            match (read.value, read.violations.first()) {
+                (Some(value), None) => (Some(value), Some(text.trim().to_owned())),
+                (_, first) => {
+                    return Err(invalid(format!(
+                        "the example {file} cannot be read: {}",
+                        first.map_or("no value", |v| v.message.as_str())
+                    )));
+                }
+            }
+        }
+        (None, _) => (None, None),
     };
     let fallback = match manifest.fallback {
         Some(spec) => Some(fallback(files, spec).map_err(&invalid)?),
@@ -225,6 +270,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         fallback,
         guidance: manifest.instructions.trim().to_owned(),
         limits,
+        xml,
     };
     if let Some(example) = &contract.example {
         let broken = contract.validate(example);
@@ -312,6 +358,16 @@ fn read_text(files: &dyn ContractFiles, file: &str) -> Result<String, ContractEr
             e.utf8_error().valid_up_to()
         ),
     })
+}
+
+/// An XML element name without a namespace prefix: a letter or `_`, then letters, digits,
+/// `-`, `_`, `.`.
+fn valid_xml_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 fn read_json(files: &dyn ContractFiles, file: &str) -> Result<Value, ContractError> {

@@ -419,12 +419,14 @@ impl MockModel {
         info: &mut ReplyInfo,
     ) -> (String, Option<Value>, Option<Fault>, StopReason) {
         let valid = || {
-            (
-                generated.text(),
-                Some(generated.value.clone()),
-                None,
-                StopReason::End,
-            )
+            let text = match &target.rules {
+                Rules::Contract(contract) => match contract.xml_root() {
+                    Some(root) => bridle_core::xml::write(&generated.value, root),
+                    None => generated.text(),
+                },
+                Rules::Unchecked(_) => generated.text(),
+            };
+            (text, Some(generated.value.clone()), None, StopReason::End)
         };
         match plan {
             Plan::Valid => valid(),

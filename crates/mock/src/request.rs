@@ -289,7 +289,7 @@ impl<'r> Conversation<'r> {
 
     /// The name of the contract Bridle's instructions name, if any.
     pub(crate) fn contract_name(&self) -> Option<&str> {
-        const MARK: &str = "Reply with a single JSON value that meets the contract \"";
+        const MARK: &str = "that meets the contract \"";
         let start = self.system.find(MARK)? + MARK.len();
         let rest = &self.system[start..];
         rest.find('"').map(|end| &rest[..end])

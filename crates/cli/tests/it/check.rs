@@ -296,3 +296,32 @@ fn context_pairs_are_accepted() {
         .assert()
         .code(0);
 }
+
+#[test]
+fn xml_replies_are_checked_with_the_same_output() {
+    let reply = "Sure!\n```xml\n<llmResponse><response>Start with a budget.</response><analysis><subject name=\"budgeting\" description=\"Planning money\" isNew=\"true\"><keyword term=\"budget\" confidence=\"0.9\"/></subject><summaryUpdate>Budget first.</summaryUpdate></analysis></llmResponse>\n```";
+    let output = bridle()
+        .args(["check", "--contract", "topic-analysis", "--json"])
+        .write_stdin(reply)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let report = json_out(&output);
+    assert_eq!(report["valid"], true, "{report}");
+    assert_eq!(report["value"]["analysis"]["subject"][0]["@isNew"], true);
+    let kinds: Vec<&str> = report["repairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["code_fence", "surrounding_prose"]);
+
+    let output = bridle()
+        .args(["check", "--contract", "topic-analysis", "--json"])
+        .write_stdin("<!DOCTYPE x [<!ENTITY a \"b\">]><llmResponse/>")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(json_out(&output)["violations"][0]["rule"], "xml_doctype");
+}

@@ -9,6 +9,7 @@ mod fixtures;
 mod loading;
 mod properties;
 mod snapshots;
+mod xml;
 
 use bridle_core::{Contract, Contracts};
 use std::path::PathBuf;

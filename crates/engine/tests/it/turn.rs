@@ -39,6 +39,7 @@ on_both_backends! {
     provider_errors_are_retried_and_retry_after_honoured: sqlite_provider_errors_are_retried_and_retry_after_honoured, postgres_provider_errors_are_retried_and_retry_after_honoured;
     history_holds_validated_messages_only: sqlite_history_holds_validated_messages_only, postgres_history_holds_validated_messages_only;
     exhausted_without_fallback_is_an_error: sqlite_exhausted_without_fallback_is_an_error, postgres_exhausted_without_fallback_is_an_error;
+    xml_contracts_run_the_same_turn: sqlite_xml_contracts_run_the_same_turn, postgres_xml_contracts_run_the_same_turn;
 }
 
 /// An engine over `store` with the in-process mock configured by `mock` (TOML lines of its
@@ -479,5 +480,37 @@ async fn zero_config_opens_sqlite_in_the_data_dir_and_answers_with_the_mock() {
             .unwrap()
             .validate(&outcome.value)
             .is_empty()
+    );
+}
+
+/// The `xml` kind goes through the same turn: the mock answers an XML document, the stored
+/// attempt keeps the XML as received and its value as read.
+async fn xml_contracts_run_the_same_turn(store: Arc<dyn Store>) {
+    let engine = engine(Arc::clone(&store), "seed = 4", "");
+    let conversation = engine
+        .start_conversation("ada", "topic-analysis", json!({}))
+        .await
+        .unwrap();
+    let outcome = engine
+        .send(&conversation.id, "How do I save for a bike?", None)
+        .await
+        .unwrap();
+    assert_eq!(outcome.attempts, 1);
+    assert!(outcome.value["response"].is_string(), "{}", outcome.value);
+    assert!(outcome.value["analysis"].is_object(), "{}", outcome.value);
+    let all = admin_view(&engine, &conversation.id).await;
+    let stored = &attempts(&all, &outcome.turn_id)[0];
+    assert!(
+        stored.data.content.trim_start().starts_with("<llmResponse"),
+        "{}",
+        stored.data.content
+    );
+    assert_eq!(stored.data.value.as_ref(), Some(&outcome.value));
+    let system = &stored.data.request_payload.as_ref().unwrap()["body"]["messages"][0]["content"];
+    assert!(
+        system
+            .as_str()
+            .unwrap()
+            .contains("root element <llmResponse>")
     );
 }
