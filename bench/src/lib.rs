@@ -75,3 +75,42 @@ pub fn needs_repair(target: usize) -> String {
     let with_commas = pretty.replacen("\n      }\n    ]", "\n      },\n    ]", 1);
     format!("Here is my answer:\n```json\n{with_commas}\n```\nLet me know if you need more.")
 }
+
+/// A valid `topic-analysis` reply (`<llmResponse>` XML) of about `target` bytes: a long answer
+/// with escaped characters, subjects with keywords (one with three below 4 KB, else three with
+/// ten each), a summary.
+pub fn topic_reply(target: usize) -> String {
+    let (subject_count, keyword_count) = if target < 4_000 { (1, 3) } else { (3, 10) };
+    let subjects: String = (0..subject_count)
+        .map(|s| {
+            let keywords: String = (0..keyword_count)
+                .map(|k| {
+                    format!(
+                        "      <keyword term=\"term-{s}-{k}\" confidence=\"0.{}\" />\n",
+                        60 + (s * 10 + k) % 40
+                    )
+                })
+                .collect();
+            format!(
+                "    <subject name=\"subject-{s}\" description=\"Theme number {s} of this exchange &amp; its details\" isNew=\"{}\">\n{keywords}    </subject>\n",
+                s % 2 == 0
+            )
+        })
+        .collect();
+    let fixed = subjects.len() + 400;
+    let mut response = String::new();
+    let mut i = 0;
+    while response.is_empty() || response.len() + fixed < target {
+        response.push_str(SENTENCES[i % SENTENCES.len()]);
+        response.push_str(if i % 5 == 4 {
+            " 5 &lt; 7 &amp; 8 &gt; 3. "
+        } else {
+            " "
+        });
+        i += 1;
+    }
+    format!(
+        "<llmResponse>\n  <response>{}</response>\n  <analysis>\n{subjects}    <summaryUpdate>The user asked about calm breathing; we explained a 4-4-6 count and an evening routine.</summaryUpdate>\n  </analysis>\n</llmResponse>\n",
+        response.trim_end()
+    )
+}

@@ -11,6 +11,7 @@ mod cmd_mock;
 mod cmd_prompt;
 mod cmd_repair;
 mod cmd_serve;
+mod cmd_xml_query;
 mod input;
 mod setup;
 
@@ -57,6 +58,9 @@ enum Command {
     /// Run the mock LLM as an OpenAI/Anthropic-compatible HTTP server.
     #[command(name = "mock-llm")]
     MockLlm(cmd_mock::MockArgs),
+    /// Print the <llmQuery> XML document for a message and its topic context.
+    #[command(name = "xml-query")]
+    XmlQuery(cmd_xml_query::XmlQueryArgs),
 }
 
 /// Which contract a command uses: a named one or an ad-hoc JSON Schema file.
@@ -90,6 +94,7 @@ fn main() -> ExitCode {
         Command::Contracts(args) => cmd_contracts::run(&cli.contracts, args),
         Command::Eval(args) => cmd_eval::run(&cli.contracts, args),
         Command::MockLlm(args) => cmd_mock::run(&cli.contracts, args),
+        Command::XmlQuery(args) => cmd_xml_query::run(&cli.contracts, args),
     };
     match result {
         Ok(Outcome::Met) => ExitCode::SUCCESS,

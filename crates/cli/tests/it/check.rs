@@ -325,3 +325,46 @@ fn xml_replies_are_checked_with_the_same_output() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(json_out(&output)["violations"][0]["rule"], "xml_doctype");
 }
+
+#[test]
+fn xml_query_builds_an_escaped_query_within_limits() {
+    let output = bridle()
+        .args([
+            "xml-query",
+            "--topic-id",
+            "t-7",
+            "--message-count",
+            "4",
+            "--subject",
+            "savings",
+            "--keyword",
+            "bike",
+            "--keyword",
+            "budget",
+        ])
+        .write_stdin("Can I afford a <fast> bike & a helmet?")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        text.contains(
+            "<userMessage>Can I afford a &lt;fast&gt; bike &amp; a helmet?</userMessage>"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"<context topicId="t-7" messageCount="4">"#),
+        "{text}"
+    );
+    assert!(
+        text.contains("<recentKeywords>bike, budget</recentKeywords>"),
+        "{text}"
+    );
+    let long = "x".repeat(10_001);
+    bridle()
+        .args(["xml-query", "--topic-id", "t", "--message", &long])
+        .assert()
+        .code(2)
+        .stderr(contains("10001 characters"));
+}

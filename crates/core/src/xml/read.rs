@@ -37,12 +37,15 @@ pub struct XmlRead {
     pub repairs: Vec<Repair>,
 }
 
+/// The shape of an element the schema does not describe.
+static ANY: Shape = Shape::Any;
+
 /// One open element.
-struct Frame {
+struct Frame<'s> {
     /// JSON pointer of the element's value.
     path: String,
     name: String,
-    shape: Shape,
+    shape: &'s Shape,
     members: Map<String, Value>,
     text: String,
     /// Kept (false: inside an element the shape leaves out; read only for well-formedness).
@@ -153,12 +156,17 @@ struct State {
 }
 
 impl State {
-    fn parse(&mut self, document: &str, root: &str, shape: &Shape) -> Result<Value, Violation> {
+    fn parse<'s>(
+        &mut self,
+        document: &str,
+        root: &str,
+        shape: &'s Shape,
+    ) -> Result<Value, Violation> {
         let mut reader = Reader::from_str(document);
         let config = reader.config_mut();
         config.check_end_names = true;
         config.expand_empty_elements = false;
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut stack: Vec<Frame<'s>> = Vec::new();
         let mut value = None;
         loop {
             let event = reader.read_event().map_err(|e| {
@@ -261,14 +269,14 @@ impl State {
     }
 
     /// A frame for a start tag, with its attributes read.
-    fn open(
+    fn open<'s>(
         &mut self,
         start: &BytesStart<'_>,
-        stack: &[Frame],
+        stack: &[Frame<'s>],
         root: &str,
-        root_shape: &Shape,
+        root_shape: &'s Shape,
         root_done: bool,
-    ) -> Result<Frame, Violation> {
+    ) -> Result<Frame<'s>, Violation> {
         let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
         self.count(stack.last())?;
         if stack.len() >= MAX_DEPTH {
@@ -294,7 +302,7 @@ impl State {
                         format!("the root element must be <{root}>, found <{name}>"),
                     ));
                 }
-                (String::new(), root_shape.clone(), true)
+                (String::new(), root_shape, true)
             }
             Some(parent) => {
                 let member = parent.shape.member(&name);
@@ -307,7 +315,7 @@ impl State {
                         format!("left out <{name}>, which the contract does not know"),
                     ));
                 }
-                let shape = member.map_or(Shape::Any, |m| m.shape.clone());
+                let shape = member.map_or(&ANY, |m| &m.shape);
                 (path, shape, kept)
             }
         };
@@ -359,7 +367,7 @@ impl State {
         Ok(frame)
     }
 
-    fn count(&mut self, at: Option<&Frame>) -> Result<(), Violation> {
+    fn count(&mut self, at: Option<&Frame<'_>>) -> Result<(), Violation> {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
             return Err(Violation::new(
@@ -372,7 +380,7 @@ impl State {
     }
 
     /// Finishes `frame` and puts its value into its parent (or makes it the document's).
-    fn close(&mut self, frame: Frame, stack: &mut [Frame], value: &mut Option<Value>) {
+    fn close(&mut self, frame: Frame<'_>, stack: &mut [Frame<'_>], value: &mut Option<Value>) {
         if !frame.kept {
             return;
         }
@@ -385,7 +393,7 @@ impl State {
             ..
         } = frame;
         let text = text.trim();
-        let element = match &shape {
+        let element = match shape {
             // Its attributes and children were left out (and reported) as they came.
             Shape::Text(scalar) => typed_scalar(text, *scalar),
             Shape::Any if members.is_empty() => Value::String(text.to_owned()),
@@ -435,7 +443,7 @@ impl State {
 }
 
 /// The JSON pointer of child `name` of `parent`: with the index it will get when it repeats.
-fn child_path(parent: &Frame, name: &str, member: Option<&Member>) -> String {
+fn child_path(parent: &Frame<'_>, name: &str, member: Option<&Member>) -> String {
     let escaped = escape_pointer(name);
     if member.is_some_and(|m| m.repeated) {
         let index = parent
@@ -449,12 +457,16 @@ fn child_path(parent: &Frame, name: &str, member: Option<&Member>) -> String {
     }
 }
 
-fn escape_pointer(segment: &str) -> String {
-    segment.replace('~', "~0").replace('/', "~1")
+fn escape_pointer(segment: &str) -> std::borrow::Cow<'_, str> {
+    if segment.contains(['~', '/']) {
+        segment.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        segment.into()
+    }
 }
 
 fn push_text(
-    stack: &mut [Frame],
+    stack: &mut [Frame<'_>],
     text: &str,
     document: &str,
     position: u64,
@@ -526,7 +538,7 @@ fn typed_scalar(text: &str, scalar: Scalar) -> Value {
     parsed.unwrap_or_else(|| Value::String(text.to_owned()))
 }
 
-fn syntax(message: &str, document: &str, position: u64, open: Option<&Frame>) -> Violation {
+fn syntax(message: &str, document: &str, position: u64, open: Option<&Frame<'_>>) -> Violation {
     let at = usize::try_from(position)
         .unwrap_or(usize::MAX)
         .min(document.len());

@@ -8,7 +8,6 @@
 //! that depth.
 
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 
 /// Deepest schema nesting followed.
 pub const MAX_DEPTH: usize = 32;
@@ -35,8 +34,9 @@ pub enum Scalar {
 pub enum Shape {
     /// An object: attributes as `"@name"`, children by name, text as `"#text"`.
     Object {
-        /// Known members (`"@attr"`, `"child"`, `"#text"`).
-        members: HashMap<String, Member>,
+        /// Known members (`"@attr"`, `"child"`, `"#text"`), in the schema's order. A list:
+        /// objects have few members, and a scan of a few short names beats hashing one.
+        members: Vec<(String, Member)>,
         /// Members not listed are allowed (`additionalProperties` is not `false`).
         open: bool,
     },
@@ -69,7 +69,10 @@ impl Shape {
     /// The member `name` of an object shape, if the shape knows it.
     pub fn member(&self, name: &str) -> Option<&Member> {
         match self {
-            Self::Object { members, .. } => members.get(name),
+            Self::Object { members, .. } => members
+                .iter()
+                .find(|(member, _)| member == name)
+                .map(|(_, m)| m),
             _ => None,
         }
     }
