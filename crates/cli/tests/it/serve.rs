@@ -63,6 +63,14 @@ async fn call(
     (status, headers, value)
 }
 
+async fn get_text(client: &reqwest::Client, url: String) -> String {
+    client.get(url).send().await.unwrap().text().await.unwrap()
+}
+
+async fn get_json(client: &reqwest::Client, url: String) -> Value {
+    serde_json::from_str(&get_text(client, url).await).unwrap()
+}
+
 async fn new_conversation(client: &reqwest::Client, base: &str) -> String {
     let (status, _, body) = call(
         client,
@@ -126,14 +134,7 @@ async fn serve_on_postgres_behind_an_openai_compatible_upstream() {
     let client = reqwest::Client::new();
     let base = gateway.url.as_str();
 
-    let health: Value = client
-        .get(format!("{base}/healthz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health: Value = get_json(&client, format!("{base}/healthz")).await;
     assert_eq!(health["store"], "postgres", "BRIDLE__STORE_URL took effect");
 
     // A conversation per message: a generated reply may carry an emergency and block its
@@ -147,14 +148,7 @@ async fn serve_on_postgres_behind_an_openai_compatible_upstream() {
 
     // Every request the upstream received is one stored attempt, and no stored payload holds
     // the upstream key.
-    let logged: Value = client
-        .get(format!("{mock_url}/_mock/requests"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let logged: Value = get_json(&client, format!("{mock_url}/_mock/requests")).await;
     let logged = logged.as_array().unwrap().len();
     let pool = PgPool::connect(&database.url).await.unwrap();
     let attempts: i64 = sqlx::query_scalar(
@@ -196,26 +190,12 @@ async fn serve_on_postgres_behind_an_openai_compatible_upstream() {
         replay["error"].as_str().unwrap_or_default(),
         "status: the provider answered HTTP 401: invalid API key",
     );
-    let after: Value = client
-        .get(format!("{mock_url}/_mock/requests"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let after: Value = get_json(&client, format!("{mock_url}/_mock/requests")).await;
     assert_eq!(after.as_array().unwrap().len(), logged + 1);
     let last = after.as_array().unwrap().last().unwrap();
     assert_ne!(last["answer"]["status"], 401, "the replay carried the key");
 
-    let metrics = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = get_text(&client, format!("{base}/metrics")).await;
     assert!(
         metrics.contains(r#"bridle_turns_total{contract="selfhelp-response",outcome="valid"} 4"#),
         "{metrics}"
@@ -276,14 +256,7 @@ async fn two_instances_share_the_store_and_the_redis_rate_limits() {
             StatusCode::TOO_MANY_REQUESTS
         ]
     );
-    let metrics_b = client
-        .get(format!("{}/metrics", b.url))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics_b = get_text(&client, format!("{}/metrics", b.url)).await;
     assert!(
         metrics_b.contains(r#"bridle_rate_limit_rejections_total{limit="requests_per_minute"} 1"#),
         "{metrics_b}"

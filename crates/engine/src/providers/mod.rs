@@ -248,16 +248,25 @@ pub trait Provider: Send + Sync + fmt::Debug {
     async fn send(&self, body: &Value) -> Result<Completion, ProviderError>;
 }
 
-/// `body` with streaming turned off (`stream: false`, no `stream_options`).
-pub fn without_stream(body: &Value) -> Value {
-    let mut body = body.clone();
-    if let Some(map) = body.as_object_mut() {
-        map.remove("stream_options");
-        if map.contains_key("stream") {
-            map.insert("stream".into(), Value::Bool(false));
-        }
+/// A body to send non-streaming, and the model it asks for (empty when it names none).
+/// The body is borrowed as it is unless it asks for a stream; then a copy has `stream: false`
+/// and no `stream_options` — so the turn loop's fresh bodies are never copied.
+pub fn non_streaming(body: &Value) -> (std::borrow::Cow<'_, Value>, &str) {
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let streams =
+        body.get("stream") == Some(&Value::Bool(true)) || body.get("stream_options").is_some();
+    if !streams {
+        return (std::borrow::Cow::Borrowed(body), model);
     }
-    body
+    let mut copy = body.clone();
+    if let Some(map) = copy.as_object_mut() {
+        map.remove("stream_options");
+        map.insert("stream".into(), Value::Bool(false));
+    }
+    (std::borrow::Cow::Owned(copy), model)
 }
 
 /// Parses a `Retry-After` header value given in seconds (the HTTP-date form is rare from

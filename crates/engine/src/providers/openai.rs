@@ -8,7 +8,7 @@ use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Role, Usage, without_stream,
+    Role, Usage, non_streaming,
 };
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -200,12 +200,8 @@ impl Provider for OpenAi {
     }
 
     async fn send(&self, body: &Value) -> Result<Completion, ProviderError> {
-        let model = body
-            .get("model")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        self.complete_body(&without_stream(body), &model).await
+        let (body, model) = non_streaming(body);
+        self.complete_body(&body, model).await
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
