@@ -15,9 +15,12 @@ use serde_json::Value;
 /// Characters of raw text quoted around a parse error.
 const PARSE_QUOTE_CHARS: usize = 60;
 
-pub(crate) fn check(contract: &Contract, raw: &str, _context: &Context) -> Checked {
+pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checked {
     if let Some(xml) = &contract.xml {
         return check_xml(contract, xml, raw);
+    }
+    if let Some(markers) = &contract.markers {
+        return check_markers(contract, markers, raw, context);
     }
     if raw.len() > contract.limits.max_bytes {
         return Checked::rejected(
@@ -98,6 +101,38 @@ fn check_xml(contract: &Contract, xml: &crate::contract::XmlSpec, raw: &str) -> 
             repairs,
         };
     };
+    for coercion in &contract.coercions {
+        coercion.apply(&mut value, &mut repairs);
+    }
+    violations.extend(contract.validate(&value));
+    Checked {
+        value: Some(value),
+        violations,
+        repairs,
+    }
+}
+
+/// The `markers` kind: the same steps with the marker reader as the parse step.
+fn check_markers(
+    contract: &Contract,
+    markers: &crate::markers::MarkerSpec,
+    raw: &str,
+    context: &Context,
+) -> Checked {
+    if raw.len() > contract.limits.max_bytes {
+        return Checked::rejected(
+            too_large(raw.len() as u64, contract.limits.max_bytes),
+            Vec::new(),
+        );
+    }
+    if raw.trim().is_empty() {
+        return Checked::rejected(
+            Violation::new("", "empty", "the reply is empty"),
+            Vec::new(),
+        );
+    }
+    let read = crate::markers::read(raw, markers, context);
+    let (mut value, mut repairs, mut violations) = (read.value, read.repairs, read.violations);
     for coercion in &contract.coercions {
         coercion.apply(&mut value, &mut repairs);
     }

@@ -24,6 +24,9 @@ pub enum Kind {
     Json,
     /// One XML document, read safely into JSON as the schema's shape says (see [`crate::xml`]).
     Xml,
+    /// Plain text with marker sections (`SUGGESTED_VALUES:`, payload markers) read into
+    /// `{message, suggested_values, suggested_actions, payload}` (see [`crate::markers`]).
+    Markers,
 }
 
 impl Kind {
@@ -32,6 +35,7 @@ impl Kind {
         match self {
             Self::Json => "json",
             Self::Xml => "xml",
+            Self::Markers => "markers",
         }
     }
 }
@@ -63,6 +67,8 @@ pub struct Contract {
     pub(crate) limits: Limits,
     /// For the `xml` kind: the root element and the shape the schema gives it.
     pub(crate) xml: Option<XmlSpec>,
+    /// For the `markers` kind: the registered payload types, pages and actions.
+    pub(crate) markers: Option<crate::markers::MarkerSpec>,
 }
 
 /// How an `xml` contract's documents are read.
@@ -148,12 +154,18 @@ impl Contract {
                 max_bytes: DEFAULT_MAX_BYTES,
             },
             xml: None,
+            markers: None,
         })
     }
 
     /// For an `xml` contract, the root element's name.
     pub fn xml_root(&self) -> Option<&str> {
         self.xml.as_ref().map(|x| x.root.as_str())
+    }
+
+    /// For a `markers` contract, its payload types, pages and actions.
+    pub fn markers(&self) -> Option<&crate::markers::MarkerSpec> {
+        self.markers.as_ref()
     }
 
     /// The contract's name.
@@ -211,6 +223,9 @@ impl Contract {
         for rule in &self.rules {
             rule.check(value, &mut violations);
         }
+        if let Some(markers) = &self.markers {
+            markers.validate_payload(value, &mut violations);
+        }
         violations
     }
 
@@ -247,7 +262,24 @@ impl Contract {
 
     /// The text for the system prompt: the schema, the rules, the guidance and one example.
     pub fn instructions(&self, context: &Context) -> String {
-        crate::instructions::render(self, context)
+        crate::instructions::render(self, context, &[])
+    }
+
+    /// Like [`Contract::instructions`], knowing the values of the conversation's earlier valid
+    /// replies (oldest first): a `markers` contract lists the payloads among them.
+    pub fn instructions_with_history(&self, context: &Context, history: &[Value]) -> String {
+        crate::instructions::render(self, context, history)
+    }
+
+    /// The reply text a model would write for `value` (a value of this contract): JSON text,
+    /// an XML document, or the message with its marker sections. Used to send valid replies
+    /// back as history, and by the mock model.
+    pub fn reply_text(&self, value: &Value) -> String {
+        match (self.kind, &self.xml, &self.markers) {
+            (Kind::Xml, Some(xml), _) => crate::xml::write(value, &xml.root),
+            (Kind::Markers, _, Some(markers)) => crate::markers::write(value, markers),
+            _ => value.to_string(),
+        }
     }
 
     /// The reply to give when the attempts run out, carrying over what the manifest's

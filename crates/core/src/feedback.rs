@@ -5,7 +5,7 @@
 //! the reply or the number of violations, so a retry prompt never grows with the reply (the rest
 //! is counted by rule). Deterministic: the same check gives the same text.
 
-use crate::contract::{Checked, Contract};
+use crate::contract::{Checked, Contract, Kind};
 use crate::schema::{cut, display_pointer};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -27,7 +27,7 @@ pub(crate) fn render(contract: &Contract, checked: &Checked) -> String {
         contract.name,
         checked.violations.len()
     );
-    let closing = closing_lines(checked);
+    let closing = closing_lines(contract, checked);
     let mut listed = 0;
     for (index, violation) in checked.violations.iter().enumerate() {
         if listed == MAX_ITEMS {
@@ -75,7 +75,7 @@ pub(crate) fn render(contract: &Contract, checked: &Checked) -> String {
     out
 }
 
-fn closing_lines(checked: &Checked) -> String {
+fn closing_lines(contract: &Contract, checked: &Checked) -> String {
     let mut out = String::new();
     let text_repairs: Vec<&str> = checked
         .repairs
@@ -86,10 +86,21 @@ fn closing_lines(checked: &Checked) -> String {
     if !text_repairs.is_empty() {
         let _ = writeln!(
             out,
-            "Your reply also needed repairs ({}); send plain, valid JSON.",
-            cut(&text_repairs.join(", "), 160)
+            "Your reply also needed repairs ({}); {}.",
+            cut(&text_repairs.join(", "), 160),
+            match contract.kind {
+                Kind::Xml => "send one plain, well-formed XML document",
+                Kind::Markers => "write each marker's JSON plainly and validly",
+                Kind::Json => "send plain, valid JSON",
+            }
         );
     }
-    out.push_str("Send the complete corrected JSON again, and only the JSON.");
+    out.push_str(match contract.kind {
+        Kind::Xml => "Send the complete corrected XML document again, and only the XML.",
+        Kind::Markers => {
+            "Send the whole reply again: your message, then each marker on its own line followed by its complete, valid JSON."
+        }
+        Kind::Json => "Send the complete corrected JSON again, and only the JSON.",
+    });
     out
 }

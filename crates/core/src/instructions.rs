@@ -5,9 +5,13 @@
 
 use crate::context::Context;
 use crate::contract::Contract;
+use serde_json::Value;
 use std::fmt::Write as _;
 
-pub(crate) fn render(contract: &Contract, _context: &Context) -> String {
+pub(crate) fn render(contract: &Contract, context: &Context, history: &[Value]) -> String {
+    if let Some(markers) = &contract.markers {
+        return crate::markers::instructions(contract, markers, context, history);
+    }
     let mut out = String::new();
     if let Some(xml) = &contract.xml {
         let _ = writeln!(

@@ -27,6 +27,7 @@ pub mod fallback;
 mod feedback;
 mod instructions;
 pub mod manifest;
+pub mod markers;
 pub mod pointer;
 pub mod registry;
 pub mod repair;

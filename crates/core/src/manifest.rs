@@ -4,7 +4,8 @@
 //! ```toml
 //! name = "selfhelp-response"        # lowercase letters, digits, '-', '_', '.'
 //! version = "1.0.0"                 # semantic version
-//! kind = "json"                   # or "xml" (then [xml] root = "ElementName")
+//! kind = "json"                   # or "xml" (then [xml] root = "ElementName"), or "markers"
+//!                                   # (then [markers], see crate::markers::manifest)
 //! description = "…"
 //! schema = "schema.json"            # the root JSON Schema
 //! schemas = ["defs.json"]           # other files `$ref` may point to (optional)
@@ -61,6 +62,7 @@ pub struct Manifest {
     coercions: Vec<CoercionSpec>,
     fallback: Option<FallbackSpec>,
     xml: Option<XmlManifest>,
+    markers: Option<crate::markers::manifest::MarkersManifest>,
 }
 
 /// `[xml]` of an `xml` contract.
@@ -174,9 +176,10 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
     let kind = match manifest.kind.as_str() {
         "json" => Kind::Json,
         "xml" => Kind::Xml,
+        "markers" => Kind::Markers,
         other => {
             return Err(invalid(format!(
-                "kind {other:?} is not supported by this build (known kinds: json, xml)"
+                "kind {other:?} is not supported by this build (known kinds: json, xml, markers)"
             )));
         }
     };
@@ -196,6 +199,18 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
             ));
         }
         (_, Some(_)) => return Err(invalid("[xml] is only for kind = \"xml\"".into())),
+        (_, None) => None,
+    };
+    let markers = match (kind, manifest.markers) {
+        (Kind::Markers, spec) => Some(crate::markers::manifest::load(
+            spec.unwrap_or_default(),
+            files,
+        )?),
+        (_, Some(_)) => {
+            return Err(invalid(
+                "[markers] is only for kind = \"markers\"".into(),
+            ));
+        }
         (_, None) => None,
     };
 
@@ -225,6 +240,18 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         shape: crate::xml::Shape::of(schema.raw()),
     });
     let (example, example_text) = match (&manifest.example, &xml) {
+        (Some(file), None) if markers.is_some() => {
+            let text = read_text(files, file)?;
+            let spec = markers.as_ref().ok_or_else(|| invalid("no [markers]".into()))?;
+            let read = crate::markers::read(&text, spec, &crate::Context::new());
+            if let Some(first) = read.violations.first() {
+                return Err(invalid(format!(
+                    "the example {file} cannot be read: {}",
+                    first.message
+                )));
+            }
+            (Some(read.value), Some(text.trim().to_owned()))
+        }
         (Some(file), None) => {
             let (value, text) = read_json_text(files, file)?;
             (Some(value), Some(text))
@@ -271,6 +298,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         guidance: manifest.instructions.trim().to_owned(),
         limits,
         xml,
+        markers,
     };
     if let Some(example) = &contract.example {
         let broken = contract.validate(example);
@@ -344,7 +372,7 @@ fn check_file_name(files: &dyn ContractFiles, file: &str) -> Result<(), Contract
     Ok(())
 }
 
-fn read_text(files: &dyn ContractFiles, file: &str) -> Result<String, ContractError> {
+pub(crate) fn read_text(files: &dyn ContractFiles, file: &str) -> Result<String, ContractError> {
     check_file_name(files, file)?;
     let bytes = files.read(file).map_err(|source| ContractError::Read {
         origin: files.origin(),
@@ -375,7 +403,7 @@ fn read_json(files: &dyn ContractFiles, file: &str) -> Result<Value, ContractErr
 }
 
 /// The parsed file and its compact text in the author's key order.
-fn read_json_text(files: &dyn ContractFiles, file: &str) -> Result<(Value, String), ContractError> {
+pub(crate) fn read_json_text(files: &dyn ContractFiles, file: &str) -> Result<(Value, String), ContractError> {
     let text = read_text(files, file)?;
     let value = serde_json::from_str(&text).map_err(|e| ContractError::NotJson {
         origin: files.origin(),

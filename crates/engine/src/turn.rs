@@ -239,12 +239,15 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
 /// System message (contract instructions + the application's prompt), then the validated
 /// history, then the user's message — or, for a chat the client sent whole, its own messages.
 async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreError> {
-    let mut system = input.contract.instructions(input.context);
-    if let Some(prompt) = input.app_prompt.filter(|p| !p.trim().is_empty()) {
-        system.push_str("\n\n");
-        system.push_str(prompt.trim());
-    }
+    let app_prompt = |mut system: String| {
+        if let Some(prompt) = input.app_prompt.filter(|p| !p.trim().is_empty()) {
+            system.push_str("\n\n");
+            system.push_str(prompt.trim());
+        }
+        system
+    };
     if let Some(given) = input.given_messages {
+        let mut system = app_prompt(input.contract.instructions(input.context));
         for message in given.iter().filter(|m| m.role == Role::System) {
             system.push_str("\n\n");
             system.push_str(message.content.trim());
@@ -258,16 +261,28 @@ async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreE
         .messages(&input.conversation.id, View::User)
         .await?;
     let skip = history.len().saturating_sub(MAX_HISTORY_MESSAGES);
+    let history = &history[skip..];
+    let earlier: Vec<Value> = history
+        .iter()
+        .filter(|m| m.data.role == MessageRole::Assistant)
+        .filter_map(|m| m.data.value.clone())
+        .collect();
+    let system = app_prompt(
+        input
+            .contract
+            .instructions_with_history(input.context, &earlier),
+    );
     let mut messages = vec![ChatMessage::new(Role::System, system)];
-    for message in history.into_iter().skip(skip) {
+    for message in history {
         let role = match message.data.role {
             MessageRole::User => Role::User,
             MessageRole::Assistant => Role::Assistant,
         };
-        // A valid reply is sent back in its clean form (repaired, coerced).
+        // A valid reply is sent back in its clean form (repaired, coerced), written the way
+        // the contract's replies are written (JSON, XML, text with markers).
         let content = match (&message.data.role, &message.data.value) {
-            (MessageRole::Assistant, Some(value)) => value.to_string(),
-            _ => message.data.content,
+            (MessageRole::Assistant, Some(value)) => input.contract.reply_text(value),
+            _ => message.data.content.clone(),
         };
         messages.push(ChatMessage::new(role, content));
     }

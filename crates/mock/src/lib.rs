@@ -28,6 +28,7 @@ mod config;
 mod faults;
 mod fixes;
 mod generate;
+mod kinds;
 mod log;
 mod model;
 mod openai;

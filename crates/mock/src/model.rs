@@ -357,6 +357,12 @@ impl MockModel {
         };
         let seed = mix(&[self.config.seed, turn, VALUE]);
         let generated = match &target.rules {
+            Rules::Contract(contract) if contract.kind() == bridle_core::Kind::Markers => {
+                let talk = Conversation::read(request);
+                let context = crate::kinds::context_from_prompt(&talk.system);
+                crate::kinds::generate_markers(contract, &context, &hints, seed)
+                    .unwrap_or_else(|| generate_valid(contract, &hints, seed))
+            }
             Rules::Contract(contract) => generate_valid(contract, &hints, seed),
             Rules::Unchecked(schema) => generate(schema, &hints, seed),
         };
@@ -402,7 +408,15 @@ impl MockModel {
         } else {
             vec![fault, Fault::PlainText]
         };
-        let mut broken = candidates.iter().find_map(|f| f.apply(generated, seed))?;
+        let mut broken = candidates.iter().find_map(|f| {
+            let broken = f.apply(generated, seed)?;
+            match &target.rules {
+                Rules::Contract(contract) => {
+                    crate::kinds::reshape(contract, broken, generated, seed)
+                }
+                Rules::Unchecked(_) => Some(broken),
+            }
+        })?;
         if let Rules::Contract(contract) = &target.rules {
             refine_target(contract, &mut broken);
         }
@@ -420,10 +434,10 @@ impl MockModel {
     ) -> (String, Option<Value>, Option<Fault>, StopReason) {
         let valid = || {
             let text = match &target.rules {
-                Rules::Contract(contract) => match contract.xml_root() {
-                    Some(root) => bridle_core::xml::write(&generated.value, root),
-                    None => generated.text(),
-                },
+                Rules::Contract(contract) if contract.kind() != bridle_core::Kind::Json => {
+                    contract.reply_text(&generated.value)
+                }
+                Rules::Contract(_) => generated.text(),
                 Rules::Unchecked(_) => generated.text(),
             };
             (text, Some(generated.value.clone()), None, StopReason::End)

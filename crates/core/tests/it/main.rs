@@ -7,6 +7,7 @@
 mod fallback;
 mod fixtures;
 mod loading;
+mod markers;
 mod properties;
 mod snapshots;
 mod xml;

@@ -40,6 +40,7 @@ on_both_backends! {
     history_holds_validated_messages_only: sqlite_history_holds_validated_messages_only, postgres_history_holds_validated_messages_only;
     exhausted_without_fallback_is_an_error: sqlite_exhausted_without_fallback_is_an_error, postgres_exhausted_without_fallback_is_an_error;
     xml_contracts_run_the_same_turn: sqlite_xml_contracts_run_the_same_turn, postgres_xml_contracts_run_the_same_turn;
+    marker_contracts_run_the_same_turn: sqlite_marker_contracts_run_the_same_turn, postgres_marker_contracts_run_the_same_turn;
 }
 
 /// An engine over `store` with the in-process mock configured by `mock` (TOML lines of its
@@ -513,4 +514,96 @@ async fn xml_contracts_run_the_same_turn(store: Arc<dyn Store>) {
             .unwrap()
             .contains("root element <llmResponse>")
     );
+
+    // Faults come in the shape of XML replies, and the feedback fixes them.
+    for fault in ["wrong_key", "missing_required", "truncate", "fence"] {
+        let faulty = self::engine(
+            Arc::clone(&store),
+            &format!("fault_rate = 1.0\nfaults = [{{ kind = \"{fault}\" }}]\nseed = 5"),
+            "",
+        );
+        let conversation = faulty
+            .start_conversation("ada", "topic-analysis", json!({}))
+            .await
+            .unwrap();
+        let outcome = faulty
+            .send(&conversation.id, "Help me plan a garden", None)
+            .await
+            .unwrap();
+        let all = admin_view(&faulty, &conversation.id).await;
+        let first = &attempts(&all, &outcome.turn_id)[0].data;
+        assert!(first.content.contains("<llmResponse"), "{fault}: {}", first.content);
+        if fault == "fence" {
+            assert_eq!(outcome.attempts, 1, "a fenced document is repaired");
+            assert_eq!(outcome.repairs[0].kind, "code_fence");
+        } else {
+            assert_eq!(outcome.attempts, 2, "{fault}: {:?}", first.violations);
+            assert!(!first.is_validated);
+        }
+    }
+}
+
+/// The `markers` kind goes through the same turn: the page comes from the conversation's
+/// context, valid replies go back into the history as marker text (not JSON), earlier payloads
+/// are listed in the prompt, and faults in the shape of marker replies are fixed by feedback.
+async fn marker_contracts_run_the_same_turn(store: Arc<dyn Store>) {
+    let chat = engine(Arc::clone(&store), "seed = 6", "");
+    let conversation = chat
+        .start_conversation("ada", "table-chat", json!({"page": "table_view"}))
+        .await
+        .unwrap();
+    let mut payloads = 0;
+    for (n, text) in ["Track my reading", "Add some books", "Clean up the ratings"]
+        .iter()
+        .enumerate()
+    {
+        let outcome = chat.send(&conversation.id, text, None).await.unwrap();
+        assert_eq!(outcome.attempts, 1, "{}", outcome.value);
+        let value = &outcome.value;
+        assert!(value["message"].is_string(), "{value}");
+        payloads += usize::from(!value["payload"].is_null());
+        if n == 2 {
+            let all = admin_view(&chat, &conversation.id).await;
+            let stored = &attempts(&all, &outcome.turn_id)[0];
+            let body = &stored.data.request_payload.as_ref().unwrap()["body"]["messages"];
+            let system = body[0]["content"].as_str().unwrap();
+            assert!(system.contains("## Page: table_view"), "{system}");
+            assert!(system.contains("DATA_PROPOSAL:"), "{system}");
+            assert_eq!(
+                system.contains("## Payloads earlier in this conversation"),
+                payloads > 0,
+                "{system}"
+            );
+            // The earlier replies are sent as the text a model writes, never as JSON.
+            let earlier = body[2]["content"].as_str().unwrap();
+            assert!(!earlier.trim_start().starts_with('{'), "{earlier}");
+        }
+    }
+    assert!(payloads > 0, "the mock proposed nothing in three turns");
+
+    for fault in ["wrong_key", "missing_required", "truncate"] {
+        let engine = engine(
+            Arc::clone(&store),
+            &format!("fault_rate = 1.0\nfaults = [{{ kind = \"{fault}\" }}]\nseed = 21"),
+            "",
+        );
+        let conversation = engine
+            .start_conversation("ada", "table-chat", json!({"page": "table_view"}))
+            .await
+            .unwrap();
+        let outcome = engine
+            .send(&conversation.id, "Propose a reading log", None)
+            .await
+            .unwrap();
+        assert!(!outcome.fallback, "{fault}");
+        let all = admin_view(&engine, &conversation.id).await;
+        let tried = attempts(&all, &outcome.turn_id);
+        assert_eq!(outcome.attempts, 2, "{fault}: fixed by the feedback");
+        {
+            let first = &tried[0].data;
+            assert!(!first.is_validated, "{fault}");
+            assert!(!first.content.trim_start().starts_with('{'), "{fault}: {}", first.content);
+        }
+        assert!(tried.last().unwrap().data.is_validated, "{fault}");
+    }
 }

@@ -1,0 +1,170 @@
+//! How the mock model answers contracts whose replies are not JSON text: it reads the page and
+//! the client actions from Bridle's prompt the way a model would ([`context_from_prompt`]),
+//! makes a value for a `markers` contract part by part ([`generate_markers`]: a message, then
+//! either one payload offered on the page or suggestions), and gives faults the shape of the
+//! contract's replies ([`reshape`]: a broken value is written as XML or as marker text, a cut
+//! reply is cut inside the document or the last marker's JSON).
+
+use crate::faults::{Broken, Fault};
+use crate::generate::{Generated, Hints, ObjectSpot, Spots, generate};
+use crate::words;
+use bridle_core::{Context, Contract, Kind};
+use rand::rngs::StdRng;
+use rand::seq::IndexedRandom;
+use rand::{RngExt, SeedableRng};
+use serde_json::{Value, json};
+
+/// Tries to find payload data that meets its schema.
+const PAYLOAD_TRIES: u64 = 50;
+
+/// The context a model can read off Bridle's prompt: the page (`## Page: NAME`) and the client
+/// actions listed under `CLIENT ACTIONS`.
+pub(crate) fn context_from_prompt(system: &str) -> Context {
+    let mut context = Context::new();
+    let mut lines = system.lines();
+    let mut actions = Vec::new();
+    while let Some(line) = lines.next() {
+        if let Some(page) = line.strip_prefix("## Page: ") {
+            context.insert("page", page.trim());
+        } else if line.starts_with("CLIENT ACTIONS") {
+            for item in lines.by_ref() {
+                let Some(item) = item.strip_prefix("- ") else {
+                    break;
+                };
+                let name = item.split(':').next().unwrap_or("").trim();
+                if !name.is_empty() {
+                    actions.push(name.to_owned());
+                }
+            }
+        }
+    }
+    if !actions.is_empty() {
+        context.insert("actions", actions.join(","));
+    }
+    context
+}
+
+/// A value of a `markers` contract for `context`: a message, then (about half the time, when
+/// the page offers one) a payload whose data meets its type's schema, else suggestions.
+pub(crate) fn generate_markers(
+    contract: &Contract,
+    context: &Context,
+    hints: &Hints,
+    seed: u64,
+) -> Option<Generated> {
+    let spec = contract.markers()?;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let message = words::paragraph(&mut rng);
+    let offered: Vec<_> = spec
+        .payloads
+        .iter()
+        .filter(|p| p.available_on(context.get("page")))
+        .collect();
+    let mut spots = Spots::default();
+    let mut value = json!({
+        "message": message,
+        "suggested_values": null,
+        "suggested_actions": null,
+        "payload": null,
+    });
+    let payload = match offered.choose(&mut rng) {
+        Some(kind) if rng.random_bool(0.5) => (0..PAYLOAD_TRIES).find_map(|i| {
+            let data = generate(kind.schema.raw(), hints, seed.wrapping_add(i));
+            kind.schema.is_valid(&data.value).then_some((kind, data))
+        }),
+        _ => None,
+    };
+    if let Some((kind, data)) = payload {
+        value["payload"] = json!({"type": kind.name, "data": data.value});
+        for mut spot in data.spots.objects {
+            spot.pointer = format!("/payload/data{}", spot.pointer);
+            spots.objects.push(spot);
+        }
+        for mut spot in data.spots.enums {
+            spot.pointer = format!("/payload/data{}", spot.pointer);
+            spots.enums.push(spot);
+        }
+    } else {
+        let count = rng.random_range(2..=3usize);
+        let chips: Vec<Value> = (0..count)
+            .map(|_| {
+                let label = words::phrase(&mut rng);
+                json!({"label": label, "value": format!("{label}, please")})
+            })
+            .collect();
+        for i in 0..count {
+            spots.objects.push(ObjectSpot {
+                pointer: format!("/suggested_values/{i}"),
+                required: vec!["label".into(), "value".into()],
+                in_array: true,
+            });
+        }
+        value["suggested_values"] = Value::Array(chips);
+        let actions = spec.actions_for(context);
+        if let Some(action) = actions.choose(&mut rng).filter(|_| rng.random_bool(0.5)) {
+            value["suggested_actions"] = json!([
+                {"label": words::phrase(&mut rng), "action": action.action, "handler": "client"}
+            ]);
+        }
+    }
+    let valid = contract
+        .check(&contract.reply_text(&value), context)
+        .is_valid();
+    Some(Generated {
+        value,
+        valid,
+        tries: 1,
+        spots,
+    })
+}
+
+/// `broken` (made for JSON text) in the shape of `contract`'s replies; `None` when the fault
+/// has no such shape (a trailing comma in XML, plain text for a marker reply, which is valid).
+pub(crate) fn reshape(
+    contract: &Contract,
+    broken: Broken,
+    generated: &Generated,
+    seed: u64,
+) -> Option<Broken> {
+    let kind = contract.kind();
+    if kind == Kind::Json {
+        return Some(broken);
+    }
+    let mut rng = StdRng::seed_from_u64(seed);
+    let text = match (broken.fault, &broken.value) {
+        (_, Some(value)) => contract.reply_text(value),
+        (Fault::Truncate, None) => {
+            let whole = contract.reply_text(&generated.value);
+            cut_inside(&whole, kind, &mut rng)?
+        }
+        // Repairable, as for JSON: the reader takes the document out of the fence or prose.
+        (Fault::Fence, None) if kind == Kind::Xml => {
+            format!("```xml\n{}\n```", contract.reply_text(&generated.value))
+        }
+        (Fault::Prose, None) if kind == Kind::Xml => format!(
+            "Here is the analysis you asked for:\n\n{}\n\nTell me if anything should change.",
+            contract.reply_text(&generated.value)
+        ),
+        (Fault::PlainText, None) if kind == Kind::Xml => broken.text.clone(),
+        _ => return None,
+    };
+    Some(Broken { text, ..broken })
+}
+
+/// A prefix of a written reply that ends inside its structure: inside the XML document, or
+/// inside the last marker's JSON. `None` when a marker reply has no marker to cut.
+fn cut_inside(whole: &str, kind: Kind, rng: &mut StdRng) -> Option<String> {
+    let from = match kind {
+        Kind::Markers => whole.rfind(":\n").map(|i| i + 3)?,
+        _ => whole.find('>').map(|i| i + 1)?,
+    };
+    let end = whole.trim_end().len().checked_sub(2)?;
+    if from >= end {
+        return None;
+    }
+    let mut at = rng.random_range(from..end);
+    while !whole.is_char_boundary(at) {
+        at -= 1;
+    }
+    Some(whole[..at].to_owned())
+}
