@@ -207,9 +207,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
             files,
         )?),
         (_, Some(_)) => {
-            return Err(invalid(
-                "[markers] is only for kind = \"markers\"".into(),
-            ));
+            return Err(invalid("[markers] is only for kind = \"markers\"".into()));
         }
         (_, None) => None,
     };
@@ -242,7 +240,9 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
     let (example, example_text) = match (&manifest.example, &xml) {
         (Some(file), None) if markers.is_some() => {
             let text = read_text(files, file)?;
-            let spec = markers.as_ref().ok_or_else(|| invalid("no [markers]".into()))?;
+            let spec = markers
+                .as_ref()
+                .ok_or_else(|| invalid("no [markers]".into()))?;
             let read = crate::markers::read(&text, spec, &crate::Context::new());
             if let Some(first) = read.violations.first() {
                 return Err(invalid(format!(
@@ -403,7 +403,10 @@ fn read_json(files: &dyn ContractFiles, file: &str) -> Result<Value, ContractErr
 }
 
 /// The parsed file and its compact text in the author's key order.
-pub(crate) fn read_json_text(files: &dyn ContractFiles, file: &str) -> Result<(Value, String), ContractError> {
+pub(crate) fn read_json_text(
+    files: &dyn ContractFiles,
+    file: &str,
+) -> Result<(Value, String), ContractError> {
     let text = read_text(files, file)?;
     let value = serde_json::from_str(&text).map_err(|e| ContractError::NotJson {
         origin: files.origin(),

@@ -78,16 +78,24 @@ pub(crate) fn load(
     };
     let mut payloads: Vec<PayloadType> = Vec::new();
     for spec in manifest.payloads {
-        if !valid_marker(&spec.marker) || [VALUES_MARKER, ACTIONS_MARKER].contains(&spec.marker.as_str()) {
+        if !valid_marker(&spec.marker)
+            || [VALUES_MARKER, ACTIONS_MARKER].contains(&spec.marker.as_str())
+        {
             return Err(invalid(format!(
                 "payload {:?}: marker {:?} must be upper-case letters, digits and '_', and not a suggestion marker",
                 spec.name, spec.marker
             )));
         }
         if spec.name.trim().is_empty() {
-            return Err(invalid(format!("payload with marker {:?} has no name", spec.marker)));
+            return Err(invalid(format!(
+                "payload with marker {:?} has no name",
+                spec.marker
+            )));
         }
-        if payloads.iter().any(|p| p.name == spec.name || p.marker == spec.marker) {
+        if payloads
+            .iter()
+            .any(|p| p.name == spec.name || p.marker == spec.marker)
+        {
             return Err(invalid(format!(
                 "payload {:?} ({}) is registered twice",
                 spec.name, spec.marker
@@ -135,7 +143,11 @@ pub(crate) fn load(
 
 fn merge_actions(into: &mut Vec<Action>, specs: Vec<ActionSpec>) -> Result<(), String> {
     for spec in specs {
-        if spec.action.is_empty() || spec.action.contains(|c: char| c == ',' || c.is_whitespace()) {
+        if spec.action.is_empty()
+            || spec
+                .action
+                .contains(|c: char| c == ',' || c.is_whitespace())
+        {
             return Err(format!(
                 "action {:?} must be a non-empty identifier without spaces or commas",
                 spec.action

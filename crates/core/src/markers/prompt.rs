@@ -52,7 +52,11 @@ pub(crate) fn render(
     if !facts.is_empty() {
         out.push_str("\n## Current context (from the application)\n");
         for (key, value) in facts {
-            let _ = writeln!(out, "- {key}: {}", crate::schema::cut(value, CONTEXT_VALUE_CHARS));
+            let _ = writeln!(
+                out,
+                "- {key}: {}",
+                crate::schema::cut(value, CONTEXT_VALUE_CHARS)
+            );
         }
     }
 

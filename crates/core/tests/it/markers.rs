@@ -42,7 +42,10 @@ fn a_fenced_update_proposal_is_read_and_removed_with_its_fence() {
     assert!(checked.is_valid(), "{:?}", checked.violations);
     let value = checked.value.unwrap();
     assert_eq!(value["payload"]["type"], "schema_proposal");
-    assert_eq!(value["payload"]["data"]["operations"][1]["column_id"], "col_owner");
+    assert_eq!(
+        value["payload"]["data"]["operations"][1]["column_id"],
+        "col_owner"
+    );
     assert_eq!(
         value["message"],
         "Good idea — a priority column will let you sort the backlog. I also renamed **Owner** to *Assignee* as you asked.\n\nApply it when it looks right."
@@ -84,7 +87,10 @@ fn plain_and_object_suggestions_become_one_shape() {
         value["message"],
         "Your budget table now has **4 columns**. Monthly totals are in the footer."
     );
-    assert_eq!(repair_kinds(&checked), ["plain_suggestion", "default_handler"]);
+    assert_eq!(
+        repair_kinds(&checked),
+        ["plain_suggestion", "default_handler"]
+    );
 }
 
 #[test]
@@ -153,7 +159,9 @@ SCHEMA_PROPOSAL: {"mode": "create", "table_name": "Trips", "table_description": 
     let found = rules(&checked);
     assert!(
         found.contains(&("".into(), "required".into()))
-            || found.iter().any(|(p, r)| p == "/payload/data" && r == "required"),
+            || found
+                .iter()
+                .any(|(p, r)| p == "/payload/data" && r == "required"),
         "{found:?}"
     );
     assert!(
@@ -194,7 +202,10 @@ SUGGESTED_ACTIONS: [{"label": "Filters", "action": "open_filters", "handler": "c
     let checked = check(raw, &page("table_view"));
     assert_eq!(
         rules(&checked),
-        [("/suggested_actions/1/action".into(), "unknown_action".into())]
+        [(
+            "/suggested_actions/1/action".into(),
+            "unknown_action".into()
+        )]
     );
     let with_export = page("table_view").with("actions", "export_csv, print");
     assert!(check(raw, &with_export).is_valid());
@@ -226,8 +237,10 @@ fn the_prompt_has_the_spec_sections_for_the_page() {
     let context = page("table_view")
         .with("table", "Books(col_title: text, col_pages: number)")
         .with("actions", "export_csv");
-    let history = [json!({"message": "", "suggested_values": null, "suggested_actions": null,
-        "payload": {"type": "schema_proposal", "data": {"mode": "create", "table_name": "Books", "operations": [{}, {}]}}})];
+    let history = [
+        json!({"message": "", "suggested_values": null, "suggested_actions": null,
+        "payload": {"type": "schema_proposal", "data": {"mode": "create", "table_name": "Books", "operations": [{}, {}]}}}),
+    ];
     let prompt = contract.instructions_with_history(&context, &history);
     for needle in [
         "table app",

@@ -532,7 +532,11 @@ async fn xml_contracts_run_the_same_turn(store: Arc<dyn Store>) {
             .unwrap();
         let all = admin_view(&faulty, &conversation.id).await;
         let first = &attempts(&all, &outcome.turn_id)[0].data;
-        assert!(first.content.contains("<llmResponse"), "{fault}: {}", first.content);
+        assert!(
+            first.content.contains("<llmResponse"),
+            "{fault}: {}",
+            first.content
+        );
         if fault == "fence" {
             assert_eq!(outcome.attempts, 1, "a fenced document is repaired");
             assert_eq!(outcome.repairs[0].kind, "code_fence");
@@ -602,7 +606,11 @@ async fn marker_contracts_run_the_same_turn(store: Arc<dyn Store>) {
         {
             let first = &tried[0].data;
             assert!(!first.is_validated, "{fault}");
-            assert!(!first.content.trim_start().starts_with('{'), "{fault}: {}", first.content);
+            assert!(
+                !first.content.trim_start().starts_with('{'),
+                "{fault}: {}",
+                first.content
+            );
         }
         assert!(tried.last().unwrap().data.is_validated, "{fault}");
     }
