@@ -69,7 +69,21 @@ pub struct Contract {
     pub(crate) xml: Option<XmlSpec>,
     /// For the `markers` kind: the registered payload types, pages and actions.
     pub(crate) markers: Option<crate::markers::MarkerSpec>,
+    /// What the conversation keeps from valid replies.
+    pub(crate) state: Option<StateKind>,
 }
+
+/// What a conversation keeps from a contract's valid replies (`[state]` in the manifest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StateKind {
+    /// The topic state of spec/05 ([`crate::xml::topic::TopicState`]) under the state's
+    /// `topic` key; each user message is sent as an `<llmQuery>` built from it.
+    Topic,
+}
+
+/// The key of the conversation state that holds the topic state.
+const TOPIC_KEY: &str = "topic";
 
 /// How an `xml` contract's documents are read.
 #[derive(Debug, Clone)]
@@ -155,6 +169,7 @@ impl Contract {
             },
             xml: None,
             markers: None,
+            state: None,
         })
     }
 
@@ -269,6 +284,57 @@ impl Contract {
     /// replies (oldest first): a `markers` contract lists the payloads among them.
     pub fn instructions_with_history(&self, context: &Context, history: &[Value]) -> String {
         crate::instructions::render(self, context, history)
+    }
+
+    /// What the conversation keeps from valid replies, if anything.
+    pub fn state_kind(&self) -> Option<StateKind> {
+        self.state
+    }
+
+    /// The user's `message` as sent to the model: unchanged, or — for a contract that keeps
+    /// topic state — the `<llmQuery>` carrying it with the conversation's topic context.
+    pub fn user_prompt(
+        &self,
+        message: &str,
+        state: &Value,
+        conversation_id: &str,
+        message_count: u64,
+    ) -> Result<String, crate::xml::query::QueryError> {
+        match self.state {
+            Some(StateKind::Topic) => crate::xml::topic::TopicState::from_value(&state[TOPIC_KEY])
+                .query(message, conversation_id, message_count),
+            None => Ok(message.to_owned()),
+        }
+    }
+
+    /// What the system prompt should add from the conversation's state (the running summary of
+    /// a topic conversation); `None` when there is nothing.
+    pub fn state_note(&self, state: &Value) -> Option<String> {
+        match self.state {
+            Some(StateKind::Topic) => {
+                let topic = crate::xml::topic::TopicState::from_value(&state[TOPIC_KEY]);
+                (!topic.summary.is_empty())
+                    .then(|| format!("Summary of the conversation so far: {}", topic.summary))
+            }
+            None => None,
+        }
+    }
+
+    /// The conversation's state after the valid reply `value`; `None` when the contract keeps
+    /// no state.
+    pub fn next_state(&self, state: &Value, value: &Value) -> Option<Value> {
+        match self.state? {
+            StateKind::Topic => {
+                let mut topic = crate::xml::topic::TopicState::from_value(&state[TOPIC_KEY]);
+                topic.update(value);
+                let mut next = match state {
+                    Value::Object(map) => map.clone(),
+                    _ => serde_json::Map::new(),
+                };
+                next.insert(TOPIC_KEY.to_owned(), topic.to_value());
+                Some(Value::Object(next))
+            }
+        }
     }
 
     /// The reply text a model would write for `value` (a value of this contract): JSON text,

@@ -13,6 +13,9 @@
 //! instructions = "…"                # contract-specific guidance for the prompt (optional)
 //! max_bytes = 4194304               # largest reply accepted (optional)
 //!
+//! [state]                           # what the conversation keeps from valid replies (optional)
+//! kind = "topic"                    # spec/05 topic state, fed into the next <llmQuery>
+//!
 //! [[rules]]
 //! kind = "unique"                   # or "less_than", "implies"
 //! path = "/content/form/fields/*/id"
@@ -63,6 +66,15 @@ pub struct Manifest {
     fallback: Option<FallbackSpec>,
     xml: Option<XmlManifest>,
     markers: Option<crate::markers::manifest::MarkersManifest>,
+    state: Option<StateManifest>,
+}
+
+/// `[state]`: what the conversation keeps from valid replies.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StateManifest {
+    /// `topic`: the topic state of spec/05 (an `xml` contract with `topic-analysis`'s shape).
+    kind: String,
 }
 
 /// `[xml]` of an `xml` contract.
@@ -271,6 +283,15 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         }
         (None, _) => (None, None),
     };
+    let state = match manifest.state.as_ref().map(|s| s.kind.as_str()) {
+        None => None,
+        Some("topic") if kind == Kind::Xml => Some(crate::contract::StateKind::Topic),
+        Some(other) => {
+            return Err(invalid(format!(
+                "[state] kind {other:?} is not supported (known: \"topic\", for xml contracts)"
+            )));
+        }
+    };
     let fallback = match manifest.fallback {
         Some(spec) => Some(fallback(files, spec).map_err(&invalid)?),
         None => None,
@@ -299,6 +320,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         limits,
         xml,
         markers,
+        state,
     };
     if let Some(example) = &contract.example {
         let broken = contract.validate(example);

@@ -50,6 +50,9 @@ pub enum EngineError {
     /// The conversation's context is not a JSON object of strings.
     #[error("conversation context must be a JSON object; {0}")]
     BadContext(String),
+    /// The message cannot be sent under the conversation's contract (an `<llmQuery>` limit).
+    #[error("the message cannot be sent: {0}")]
+    BadMessage(String),
     /// The turn produced no final message.
     #[error(transparent)]
     Turn(#[from] TurnError),
@@ -199,6 +202,9 @@ impl Engine {
         let contract = self.contracts.get(&conversation.contract)?;
         let model = self.model(model)?;
         let (context, prompt) = split_context(&conversation.context)?;
+        contract
+            .user_prompt(message, &conversation.state, &conversation.id, 1)
+            .map_err(|e| EngineError::BadMessage(e.to_string()))?;
         let input = TurnInput {
             store: self.store.as_ref(),
             provider: model.provider.as_ref(),
@@ -218,7 +224,13 @@ impl Engine {
     /// Runs a turn, then applies the safety policy to its final message.
     async fn run(&self, input: TurnInput<'_>) -> Result<TurnOutcome, EngineError> {
         let conversation = input.conversation;
+        let contract = input.contract;
         let mut outcome = run_turn(input).await?;
+        if !outcome.fallback {
+            if let Some(state) = contract.next_state(&conversation.state, &outcome.value) {
+                self.store.set_state(&conversation.id, &state).await?;
+            }
+        }
         let decision = self
             .policy
             .apply(

@@ -267,11 +267,15 @@ async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreE
         .filter(|m| m.data.role == MessageRole::Assistant)
         .filter_map(|m| m.data.value.clone())
         .collect();
-    let system = app_prompt(
+    let mut system = app_prompt(
         input
             .contract
             .instructions_with_history(input.context, &earlier),
     );
+    if let Some(note) = input.contract.state_note(&input.conversation.state) {
+        system.push_str("\n\n");
+        system.push_str(&note);
+    }
     let mut messages = vec![ChatMessage::new(Role::System, system)];
     for message in history {
         let role = match message.data.role {
@@ -286,7 +290,21 @@ async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreE
         };
         messages.push(ChatMessage::new(role, content));
     }
-    messages.push(ChatMessage::new(Role::User, input.user_message));
+    // The engine checked that the message can be sent (`Engine::send`); should that change,
+    // the plain message is sent rather than nothing.
+    let count = u64::try_from(history.len())
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let sent = input
+        .contract
+        .user_prompt(
+            input.user_message,
+            &input.conversation.state,
+            &input.conversation.id,
+            count,
+        )
+        .unwrap_or_else(|_| input.user_message.to_owned());
+    messages.push(ChatMessage::new(Role::User, sent));
     Ok(messages)
 }
 

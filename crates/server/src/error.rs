@@ -127,9 +127,9 @@ impl From<EngineError> for ApiError {
             }
             EngineError::NotReplayable(_) => Self::Conflict(error.to_string()),
             EngineError::Contract(e) => Self::BadRequest(e.to_string()),
-            EngineError::UnknownModel { .. } | EngineError::BadContext(_) => {
-                Self::BadRequest(error.to_string())
-            }
+            EngineError::UnknownModel { .. }
+            | EngineError::BadContext(_)
+            | EngineError::BadMessage(_) => Self::BadRequest(error.to_string()),
             EngineError::Blocked(_) => Self::Unprocessable(error.to_string()),
             EngineError::Turn(TurnError::Store(e)) | EngineError::Store(e) => {
                 Self::Internal(format!("storage failed: {e}"))

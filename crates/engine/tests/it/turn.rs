@@ -514,6 +514,68 @@ async fn xml_contracts_run_the_same_turn(store: Arc<dyn Store>) {
             .unwrap()
             .contains("root element <llmResponse>")
     );
+    // The message went out as an <llmQuery>, and the reply's topics are kept with the
+    // conversation and sent with the next message.
+    let sent = &stored.data.request_payload.as_ref().unwrap()["body"]["messages"];
+    let first_query = sent.as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap();
+    assert!(first_query.starts_with("<llmQuery>"), "{first_query}");
+    assert!(first_query.contains("<userMessage>How do I save for a bike?</userMessage>"));
+    assert!(first_query.contains("messageCount=\"1\""), "{first_query}");
+    let state = engine
+        .store()
+        .conversation(&conversation.id)
+        .await
+        .unwrap()
+        .unwrap()
+        .state;
+    let subjects: Vec<&str> = outcome.value["analysis"]["subject"]
+        .as_array()
+        .map(|s| s.iter().filter_map(|s| s["@name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        state["topic"]["active_subjects"],
+        json!(subjects),
+        "{state}"
+    );
+    assert_eq!(state["topic"]["updates"], 1);
+    let second = engine
+        .send(&conversation.id, "And for a helmet & lights?", None)
+        .await
+        .unwrap();
+    let all = admin_view(&engine, &conversation.id).await;
+    let stored = &attempts(&all, &second.turn_id)[0];
+    let sent = &stored.data.request_payload.as_ref().unwrap()["body"]["messages"];
+    let query = sent.as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap();
+    assert!(query.contains("helmet &amp; lights"), "{query}");
+    assert!(query.contains("messageCount=\"3\""), "{query}");
+    if let Some(first) = subjects.first() {
+        assert!(query.contains(first), "{query}");
+    }
+    let system = sent[0]["content"].as_str().unwrap();
+    if !outcome.value["analysis"]["summaryUpdate"]
+        .as_str()
+        .unwrap()
+        .is_empty()
+    {
+        assert!(
+            system.contains("Summary of the conversation so far:"),
+            "{system}"
+        );
+    }
+    // The user's own words are what the user view keeps.
+    assert_eq!(
+        stored_user_text(&all, &second.turn_id),
+        "And for a helmet & lights?"
+    );
+    let too_long = "x".repeat(10_001);
+    assert!(matches!(
+        engine.send(&conversation.id, &too_long, None).await,
+        Err(EngineError::BadMessage(_))
+    ));
 
     // Faults come in the shape of XML replies, and the feedback fixes them.
     for fault in ["wrong_key", "missing_required", "truncate", "fence"] {
@@ -614,4 +676,12 @@ async fn marker_contracts_run_the_same_turn(store: Arc<dyn Store>) {
         }
         assert!(tried.last().unwrap().data.is_validated, "{fault}");
     }
+}
+
+fn stored_user_text(messages: &[Message], turn: &str) -> String {
+    messages
+        .iter()
+        .find(|m| m.data.turn_id == turn && m.data.role == MessageRole::User)
+        .map(|m| m.data.content.clone())
+        .unwrap_or_default()
 }
