@@ -114,3 +114,31 @@ pub fn topic_reply(target: usize) -> String {
         response.trim_end()
     )
 }
+
+/// A `table-chat` (`markers` kind) reply of about `target` bytes: a few paragraphs for the
+/// user, then a bold `**DATA_PROPOSAL:**` whose rows fill the rest (strings with braces and
+/// escaped quotes, so the balanced extraction has work to do).
+pub fn marker_reply(target: usize) -> String {
+    let mut out = String::from(
+        "I looked at the reading log and drafted the rows you asked for. Titles with braces or \
+         quotes are kept as written.\n\nEach row has the title, the page count and the date you \
+         finished it; unfinished books have no date yet.\n\n**DATA_PROPOSAL:** {\"reasoning\": \
+         \"Seed the reading log\", \"operations\": [",
+    );
+    let mut i = 0u32;
+    while out.len() + 120 < target {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&format!(
+            "{{\"action\": \"add\", \"data\": {{\"Title\": \"Book {i} {{vol. {}}} \\\"annotated\\\"\", \"Pages\": {}, \"Finished\": \"2026-{:02}-{:02}\"}}}}",
+            i % 7,
+            120 + i * 3,
+            1 + i % 12,
+            1 + i % 28
+        ));
+        i += 1;
+    }
+    out.push_str("]}\n\nTick the rows you want and press Apply.");
+    out
+}

@@ -327,6 +327,34 @@ fn xml_replies_are_checked_with_the_same_output() {
 }
 
 #[test]
+fn marker_replies_are_checked_with_the_page_from_context() {
+    let reply = "Here are two rows.\n\n**DATA_PROPOSAL:**\n```json\n{\"operations\": [{\"action\": \"delete\", \"row_id\": 2}]}\n```";
+    let run = |page: &str| {
+        bridle()
+            .args(["check", "--contract", "table-chat", "--json", "--context"])
+            .arg(format!("page={page}"))
+            .write_stdin(reply)
+            .output()
+            .unwrap()
+    };
+    let output = run("table_view");
+    assert_eq!(output.status.code(), Some(0));
+    let report = json_out(&output);
+    assert_eq!(report["valid"], true, "{report}");
+    assert_eq!(report["value"]["message"], "Here are two rows.");
+    assert_eq!(report["value"]["payload"]["type"], "data_proposal");
+    // The same reply where the page does not offer data proposals: same object, not valid.
+    let output = run("tables_list");
+    assert_eq!(output.status.code(), Some(1));
+    let report = json_out(&output);
+    assert_eq!(
+        report["violations"][0]["rule"], "payload_unavailable",
+        "{report}"
+    );
+    assert_eq!(report["value"]["message"], "Here are two rows.");
+}
+
+#[test]
 fn xml_query_builds_an_escaped_query_within_limits() {
     let output = bridle()
         .args([
