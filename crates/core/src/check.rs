@@ -133,6 +133,17 @@ fn check_markers(
     }
     let read = crate::markers::read(raw, markers, context);
     let (mut value, mut repairs, mut violations) = (read.value, read.repairs, read.violations);
+    let says_nothing = ["suggested_values", "suggested_actions", "payload"]
+        .iter()
+        .all(|key| value[*key].is_null())
+        && value["message"].as_str().is_some_and(str::is_empty);
+    if says_nothing && violations.is_empty() {
+        violations.push(Violation::new(
+            "",
+            "empty",
+            "the reply has no message and no marker section",
+        ));
+    }
     for coercion in &contract.coercions {
         coercion.apply(&mut value, &mut repairs);
     }

@@ -33,7 +33,8 @@ pub(crate) enum Body<'a> {
 /// section's JSON (a marker name quoted in a string) are skipped; a marker name glued to a
 /// word (`MY_SUGGESTED_VALUES:`) is not a marker.
 pub(crate) fn find_sections<'a>(text: &'a str, markers: &[&str]) -> Vec<Section<'a>> {
-    let mut hits: Vec<(usize, usize, usize)> = Vec::new(); // (start, after colon, marker)
+    // (start, where the name starts, after the colon, marker)
+    let mut hits: Vec<(usize, usize, usize, usize)> = Vec::new();
     for (index, name) in markers.iter().enumerate() {
         if name.is_empty() {
             continue;
@@ -43,18 +44,25 @@ pub(crate) fn find_sections<'a>(text: &'a str, markers: &[&str]) -> Vec<Section<
             let at = from + offset;
             from = at + name.len();
             if let Some((start, after)) = marker_at(text, at, name.len()) {
-                hits.push((start, after, index));
+                hits.push((start, at, after, index));
             }
         }
     }
     hits.sort_unstable();
     let mut sections: Vec<Section<'a>> = Vec::new();
-    for (start, after, marker) in hits {
-        if sections.last().is_some_and(|s| start < s.end) {
+    for (start, name_at, after, marker) in hits {
+        let previous_end = sections.last().map_or(0, |s| s.end);
+        if name_at < previous_end {
             continue;
         }
+        // `*` shared with the previous marker's `:**` belongs to that one.
+        let start = start.max(previous_end);
         let (body, body_end) = body_after(text, after);
-        let (start, end) = widen_to_fence(text, start, body_end);
+        let (start, end) = match widen_to_fence(text, start, body_end) {
+            // A fence that opens inside the previous section is not this section's fence.
+            (wide, _) if wide < previous_end => (start, body_end),
+            widened => widened,
+        };
         sections.push(Section {
             marker,
             start,
@@ -305,6 +313,22 @@ mod tests {
         assert_eq!(found[0].body, Body::Missing("none today"));
         let found = find_sections("SUGGESTED_VALUES:", NAMES);
         assert_eq!(found[0].body, Body::Missing(""));
+    }
+
+    #[test]
+    fn sections_never_overlap() {
+        let text = "SUGGESTED_VALUES: x\n```\nSCHEMA_PROPOSAL: {}\n```";
+        let found = find_sections(text, NAMES);
+        assert_eq!(found.len(), 2);
+        assert!(found[0].end <= found[1].start, "{found:?}");
+        let text = "```\nSUGGESTED_VALUES: [1]\nSCHEMA_PROPOSAL: {}\n```";
+        let found = find_sections(text, NAMES);
+        assert!(found[0].end <= found[1].start, "{found:?}");
+        // The `*` after the first colon could open the second marker's wrapping.
+        let text = "SCHEMA_PROPOSAL:*SCHEMA_PROPOSAL: {}";
+        let found = find_sections(text, NAMES);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[1].body, Body::Json("{}"));
     }
 
     #[test]
