@@ -18,6 +18,7 @@
 //! println!("{}", contract.feedback(&checked));
 //! ```
 
+pub mod cards;
 mod check;
 pub mod coerce;
 pub mod context;

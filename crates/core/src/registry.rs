@@ -62,7 +62,11 @@ impl Contracts {
     /// The contracts built into this binary.
     pub fn builtin() -> Result<Self, ContractError> {
         let mut set = Self::new();
-        for dir in BUILTIN.dirs() {
+        // Like `load_dir`: a directory without a manifest (yet) is not a contract.
+        for dir in BUILTIN
+            .dirs()
+            .filter(|d| d.get_file(d.path().join("manifest.toml")).is_some())
+        {
             let name = dir
                 .path()
                 .file_name()

@@ -1,9 +1,10 @@
 //! Integration tests of the contract core: fixture files for every rule, repair and coercion of
 //! the built-in `selfhelp-response` contract, contract loading, snapshots of the prompt and the
-//! feedback, and property tests.
+//! feedback, question cards, and property tests.
 
 #![allow(clippy::unwrap_used)]
 
+mod cards;
 mod fallback;
 mod fixtures;
 mod loading;
