@@ -22,6 +22,9 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
     if let Some(markers) = &contract.markers {
         return check_markers(contract, markers, raw, context);
     }
+    if contract.kind == crate::Kind::Text {
+        return check_text(contract, raw, context);
+    }
     if raw.len() > contract.limits.max_bytes {
         return Checked::rejected(
             too_large(raw.len() as u64, contract.limits.max_bytes),
@@ -148,6 +151,34 @@ fn check_markers(
         coercion.apply(&mut value, &mut repairs);
     }
     violations.extend(contract.validate(&value));
+    Checked {
+        value: Some(value),
+        violations,
+        repairs,
+    }
+}
+
+/// The `text` kind: the reply is the message; question cards are found in it when the
+/// contract has `[cards]` and the context's mode asks for them.
+fn check_text(contract: &Contract, raw: &str, context: &Context) -> Checked {
+    if raw.len() > contract.limits.max_bytes {
+        return Checked::rejected(
+            too_large(raw.len() as u64, contract.limits.max_bytes),
+            Vec::new(),
+        );
+    }
+    if raw.trim().is_empty() {
+        return Checked::rejected(
+            Violation::new("", "empty", "the reply is empty"),
+            Vec::new(),
+        );
+    }
+    let mut value = crate::text::read(raw, contract.cards.is_some(), context);
+    let mut repairs = Vec::new();
+    for coercion in &contract.coercions {
+        coercion.apply(&mut value, &mut repairs);
+    }
+    let violations = contract.validate(&value);
     Checked {
         value: Some(value),
         violations,

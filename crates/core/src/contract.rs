@@ -27,6 +27,9 @@ pub enum Kind {
     /// Plain text with marker sections (`SUGGESTED_VALUES:`, payload markers) read into
     /// `{message, suggested_values, suggested_actions, payload}` (see [`crate::markers`]).
     Markers,
+    /// Plain text read into `{message}`, with question cards (see [`crate::cards`]) when the
+    /// manifest has `[cards]`: `{message, question_cards}`.
+    Text,
 }
 
 impl Kind {
@@ -36,6 +39,7 @@ impl Kind {
             Self::Json => "json",
             Self::Xml => "xml",
             Self::Markers => "markers",
+            Self::Text => "text",
         }
     }
 }
@@ -71,6 +75,15 @@ pub struct Contract {
     pub(crate) markers: Option<crate::markers::MarkerSpec>,
     /// What the conversation keeps from valid replies.
     pub(crate) state: Option<StateKind>,
+    /// For the `text` kind: question-card detection, when the manifest has `[cards]`.
+    pub(crate) cards: Option<CardSpec>,
+}
+
+/// `[cards]` of a `text` contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CardSpec {
+    /// Offer the `present_question` tool to providers with tool use (spec/04 option B).
+    pub tool: bool,
 }
 
 /// What a conversation keeps from a contract's valid replies (`[state]` in the manifest).
@@ -170,6 +183,7 @@ impl Contract {
             xml: None,
             markers: None,
             state: None,
+            cards: None,
         })
     }
 
@@ -286,6 +300,11 @@ impl Contract {
         crate::instructions::render(self, context, history)
     }
 
+    /// For a `text` contract with question cards, how they are produced.
+    pub fn cards(&self) -> Option<CardSpec> {
+        self.cards
+    }
+
     /// What the conversation keeps from valid replies, if anything.
     pub fn state_kind(&self) -> Option<StateKind> {
         self.state
@@ -344,6 +363,7 @@ impl Contract {
         match (self.kind, &self.xml, &self.markers) {
             (Kind::Xml, Some(xml), _) => crate::xml::write(value, &xml.root),
             (Kind::Markers, _, Some(markers)) => crate::markers::write(value, markers),
+            (Kind::Text, _, _) => crate::cards::write(value),
             _ => value.to_string(),
         }
     }

@@ -92,6 +92,7 @@ fn closing_lines(contract: &Contract, checked: &Checked) -> String {
                 Kind::Xml => "send one plain, well-formed XML document",
                 Kind::Markers => "write each marker's JSON plainly and validly",
                 Kind::Json => "send plain, valid JSON",
+                Kind::Text => "send plain text",
             }
         );
     }
@@ -101,6 +102,7 @@ fn closing_lines(contract: &Contract, checked: &Checked) -> String {
             "Send the whole reply again: your message, then each marker on its own line followed by its complete, valid JSON."
         }
         Kind::Json => "Send the complete corrected JSON again, and only the JSON.",
+        Kind::Text => "Send the whole reply again.",
     });
     out
 }

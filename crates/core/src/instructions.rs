@@ -12,6 +12,9 @@ pub(crate) fn render(contract: &Contract, context: &Context, history: &[Value]) 
     if let Some(markers) = &contract.markers {
         return crate::markers::instructions(contract, markers, context, history);
     }
+    if contract.kind == crate::Kind::Text {
+        return render_text(contract, context);
+    }
     let mut out = String::new();
     if let Some(xml) = &contract.xml {
         let _ = writeln!(
@@ -57,6 +60,50 @@ pub(crate) fn render(contract: &Contract, context: &Context, history: &[Value]) 
     }
     if let Some(example) = &contract.example_text {
         out.push_str("\nExample of a valid reply:\n");
+        out.push_str(example);
+        out.push('\n');
+    }
+    out
+}
+
+/// The `text` kind: plain text; in the discovery and clarification modes, how to write a
+/// question with options so that it becomes a card.
+fn render_text(contract: &Contract, context: &Context) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Reply in plain text (Markdown allowed) that meets the contract \"{}\" (version {}).",
+        contract.name, contract.version
+    );
+    if !contract.guidance.is_empty() {
+        out.push('\n');
+        out.push_str(&contract.guidance);
+        out.push('\n');
+    }
+    let mode = context.get(crate::text::MODE_KEY);
+    if let (Some(cards), Some(category)) = (
+        contract.cards,
+        mode.and_then(crate::cards::Category::from_mode),
+    ) {
+        let _ = write!(
+            out,
+            "\nConversation mode: {}. When you ask the user to choose, the application shows the question as a card with buttons:\n\
+- Write one sentence on why it matters, then the question on its own line, ending with \"?\".\n\
+- Then 2 to 6 options, one per line: (A) short label — optional one-line description.\n\
+- Mark the option you recommend with \"(recommended)\". Say \"select all that apply\" in the question when several may be chosen.\n\
+- Ask at most a few questions per reply; the user can always answer in their own words.\n",
+            category.as_str()
+        );
+        if cards.tool {
+            let _ = writeln!(
+                out,
+                "- You may instead call the tool `{}` with the question, the rationale and the options.",
+                crate::cards::TOOL_NAME
+            );
+        }
+    }
+    if let Some(example) = &contract.example_text {
+        out.push_str("\nExample of a reply:\n");
         out.push_str(example);
         out.push('\n');
     }

@@ -35,6 +35,7 @@ pub mod repair;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod text;
 pub mod xml;
 
 pub use context::Context;

@@ -4,8 +4,9 @@
 //! ```toml
 //! name = "selfhelp-response"        # lowercase letters, digits, '-', '_', '.'
 //! version = "1.0.0"                 # semantic version
-//! kind = "json"                   # or "xml" (then [xml] root = "ElementName"), or "markers"
-//!                                   # (then [markers], see crate::markers::manifest)
+//! kind = "json"                   # or "xml" (then [xml] root = "ElementName"), "markers"
+//!                                   # (then [markers], see crate::markers::manifest), or "text"
+//!                                   # (with [cards] tool = false|true for question cards)
 //! description = "…"
 //! schema = "schema.json"            # the root JSON Schema
 //! schemas = ["defs.json"]           # other files `$ref` may point to (optional)
@@ -67,6 +68,16 @@ pub struct Manifest {
     xml: Option<XmlManifest>,
     markers: Option<crate::markers::manifest::MarkersManifest>,
     state: Option<StateManifest>,
+    cards: Option<CardsManifest>,
+}
+
+/// `[cards]` of a `text` contract: question cards in discovery and clarification modes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CardsManifest {
+    /// Also offer the `present_question` tool to providers with tool use.
+    #[serde(default)]
+    tool: bool,
 }
 
 /// `[state]`: what the conversation keeps from valid replies.
@@ -189,9 +200,10 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         "json" => Kind::Json,
         "xml" => Kind::Xml,
         "markers" => Kind::Markers,
+        "text" => Kind::Text,
         other => {
             return Err(invalid(format!(
-                "kind {other:?} is not supported by this build (known kinds: json, xml, markers)"
+                "kind {other:?} is not supported by this build (known kinds: json, xml, markers, text)"
             )));
         }
     };
@@ -224,6 +236,11 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         (_, None) => None,
     };
 
+    let cards = match (kind, &manifest.cards) {
+        (Kind::Text, Some(spec)) => Some(crate::contract::CardSpec { tool: spec.tool }),
+        (_, Some(_)) => return Err(invalid("[cards] is only for kind = \"text\"".into())),
+        (_, None) => None,
+    };
     let mut resources = Vec::new();
     for file in &manifest.schemas {
         resources.push((format!("json-schema:///{file}"), read_json(files, file)?));
@@ -263,6 +280,12 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
                 )));
             }
             (Some(read.value), Some(text.trim().to_owned()))
+        }
+        (Some(file), None) if kind == Kind::Text => {
+            let text = read_text(files, file)?;
+            let context = crate::Context::new().with("mode", "discovery");
+            let value = crate::text::read(&text, cards.is_some(), &context);
+            (Some(value), Some(text.trim().to_owned()))
         }
         (Some(file), None) => {
             let (value, text) = read_json_text(files, file)?;
@@ -321,6 +344,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         xml,
         markers,
         state,
+        cards,
     };
     if let Some(example) = &contract.example {
         let broken = contract.validate(example);

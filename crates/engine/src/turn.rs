@@ -125,6 +125,11 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         .record_message(&user_record(&input, &turn_id))
         .await?;
 
+    // The turn's id goes into the context the replies are checked with (question ids).
+    let context = input
+        .context
+        .clone()
+        .with(bridle_core::text::TURN_KEY, turn_id.as_str());
     let mut usage = Usage::default();
     let mut readable: Vec<Value> = Vec::new();
     // The previous attempt's (bad reply, feedback): the only retry context ever sent.
@@ -143,7 +148,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         let mut record = attempt_record(&input, &turn_id, attempt, payload, latency.as_millis());
         let retry_after = match result {
             Ok(completion) => {
-                let checked = input.contract.check(&completion.content, input.context);
+                let checked = input.contract.check(&completion.content, &context);
                 fill_completion(&mut record, &completion, &checked);
                 input.metrics.attempt(
                     label,

@@ -118,6 +118,47 @@ pub(crate) fn generate_markers(
     })
 }
 
+/// A value of a `text` contract: a paragraph, and — when the prompt says the conversation is in
+/// a mode that shows question cards — one question with a rationale and three options, written
+/// the way the prompt asks, so that Bridle finds the card.
+pub(crate) fn generate_text(contract: &Contract, system: &str, seed: u64) -> Generated {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let message = words::paragraph(&mut rng);
+    let mode = system
+        .lines()
+        .find_map(|l| l.strip_prefix("Conversation mode: "))
+        .and_then(|rest| rest.split('.').next())
+        .map(str::to_owned);
+    let mut value = json!({"message": message, "question_cards": []});
+    if let Some(category) = mode
+        .as_deref()
+        .and_then(bridle_core::cards::Category::from_mode)
+    {
+        let options: Vec<Value> = (0..3)
+            .map(|i| {
+                json!({"id": format!("opt_{}", i + 1), "label": words::phrase(&mut rng),
+                       "is_default": i == 1})
+            })
+            .collect();
+        value["question_cards"] = json!([{
+            "question_id": "q_mock",
+            "question_text": format!("Which of these matters most to you about {}?", words::word(&mut rng)),
+            "rationale": words::sentence(&mut rng),
+            "category": category.as_str(),
+            "options": options,
+            "allow_free_text": true,
+            "max_selections": 1,
+        }]);
+    }
+    let valid = contract.validate(&value).is_empty();
+    Generated {
+        value,
+        valid,
+        tries: 1,
+        spots: Spots::default(),
+    }
+}
+
 /// `broken` (made for JSON text) in the shape of `contract`'s replies; `None` when the fault
 /// has no such shape (a trailing comma in XML, plain text for a marker reply, which is valid).
 pub(crate) fn reshape(
@@ -127,8 +168,11 @@ pub(crate) fn reshape(
     seed: u64,
 ) -> Option<Broken> {
     let kind = contract.kind();
-    if kind == Kind::Json {
-        return Some(broken);
+    match kind {
+        Kind::Json => return Some(broken),
+        // Plain text has no structure to break: any text is a valid reply.
+        Kind::Text => return None,
+        Kind::Xml | Kind::Markers => {}
     }
     let mut rng = StdRng::seed_from_u64(seed);
     let text = match (broken.fault, &broken.value) {

@@ -363,6 +363,10 @@ impl MockModel {
                 crate::kinds::generate_markers(contract, &context, &hints, seed)
                     .unwrap_or_else(|| generate_valid(contract, &hints, seed))
             }
+            Rules::Contract(contract) if contract.kind() == bridle_core::Kind::Text => {
+                let talk = Conversation::read(request);
+                crate::kinds::generate_text(contract, &talk.system, seed)
+            }
             Rules::Contract(contract) => generate_valid(contract, &hints, seed),
             Rules::Unchecked(schema) => generate(schema, &hints, seed),
         };

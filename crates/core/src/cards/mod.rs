@@ -17,9 +17,11 @@ mod lines;
 mod normalise;
 mod sentences;
 mod tool;
+mod write;
 
 pub use detect::detect;
 pub use tool::{TOOL_NAME, from_tool_call, present_question_tool};
+pub use write::write;
 
 use serde::{Deserialize, Serialize};
 

@@ -41,6 +41,7 @@ on_both_backends! {
     exhausted_without_fallback_is_an_error: sqlite_exhausted_without_fallback_is_an_error, postgres_exhausted_without_fallback_is_an_error;
     xml_contracts_run_the_same_turn: sqlite_xml_contracts_run_the_same_turn, postgres_xml_contracts_run_the_same_turn;
     marker_contracts_run_the_same_turn: sqlite_marker_contracts_run_the_same_turn, postgres_marker_contracts_run_the_same_turn;
+    question_cards_come_from_the_mode: sqlite_question_cards_come_from_the_mode, postgres_question_cards_come_from_the_mode;
 }
 
 /// An engine over `store` with the in-process mock configured by `mock` (TOML lines of its
@@ -684,4 +685,59 @@ fn stored_user_text(messages: &[Message], turn: &str) -> String {
         .find(|m| m.data.turn_id == turn && m.data.role == MessageRole::User)
         .map(|m| m.data.content.clone())
         .unwrap_or_default()
+}
+
+/// The `text` kind with question cards: in discovery mode the mock's question becomes a card
+/// (ids differ between turns), in another mode the same kind of reply stays text.
+async fn question_cards_come_from_the_mode(store: Arc<dyn Store>) {
+    let chat = engine(Arc::clone(&store), "seed = 8", "");
+    let discovery = chat
+        .start_conversation("ada", "question-cards", json!({"mode": "discovery"}))
+        .await
+        .unwrap();
+    let first = chat
+        .send(&discovery.id, "I want an app for my flat", None)
+        .await
+        .unwrap();
+    let second = chat
+        .send(&discovery.id, "Groceries mostly", None)
+        .await
+        .unwrap();
+    for outcome in [&first, &second] {
+        assert_eq!(outcome.attempts, 1);
+        let cards = outcome.value["question_cards"].as_array().unwrap();
+        assert_eq!(cards.len(), 1, "{}", outcome.value);
+        assert_eq!(cards[0]["category"], "discovery");
+        assert_eq!(cards[0]["options"].as_array().unwrap().len(), 3);
+        assert_eq!(cards[0]["options"][1]["is_default"], true);
+        let message = outcome.value["message"].as_str().unwrap();
+        assert!(!message.contains("(A)"), "{message}");
+    }
+    assert_ne!(
+        first.value["question_cards"][0]["question_id"],
+        second.value["question_cards"][0]["question_id"]
+    );
+    // The card went back into the history as the text the model wrote.
+    let all = admin_view(&chat, &discovery.id).await;
+    let stored = &attempts(&all, &second.turn_id)[0];
+    let sent = &stored.data.request_payload.as_ref().unwrap()["body"]["messages"];
+    let earlier = sent[2]["content"].as_str().unwrap();
+    assert!(earlier.contains("(A) "), "{earlier}");
+    assert!(
+        sent[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Conversation mode: discovery")
+    );
+
+    let plain = chat
+        .start_conversation("ada", "question-cards", json!({"mode": "build"}))
+        .await
+        .unwrap();
+    let outcome = chat
+        .send(&plain.id, "I want an app for my flat", None)
+        .await
+        .unwrap();
+    assert_eq!(outcome.value["question_cards"], json!([]));
+    assert!(!outcome.value["message"].as_str().unwrap().is_empty());
 }
