@@ -418,6 +418,32 @@ fn long_labels_and_descriptions_are_cut() {
 }
 
 #[test]
+fn rationale_is_kept_short() {
+    // A long sentence before the question is not its rationale; it stays in the message.
+    let long = format!("We looked at {} options.", "many different ".repeat(40));
+    let d = detect(
+        &format!("{long} Which one fits?\n\n1. Alpha\n2. Beta"),
+        Category::Discovery,
+        "s",
+    );
+    assert_eq!(d.cards[0].rationale, None);
+    assert_eq!(d.message, long);
+    // Text of more than 500 characters between question and options: not a question+options
+    // pattern at all.
+    let text = format!("Which one fits?\n\n{long}\n\n1. Alpha\n2. Beta");
+    let d = detect(&text, Category::Discovery, "s");
+    assert!(d.cards.is_empty());
+    assert_eq!(d.message, text);
+    // A short paragraph between them is the rationale, with its label taken off.
+    let d = detect(
+        "Which one fits?\n\n**Why it matters:** it sets the budget.\n\n1. Alpha\n2. Beta",
+        Category::Discovery,
+        "s",
+    );
+    assert_eq!(d.cards[0].rationale.as_deref(), Some("it sets the budget."));
+}
+
+#[test]
 fn what_is_not_a_card_stays_text_unchanged() {
     for name in [
         "steps_without_question",
