@@ -1,6 +1,7 @@
 //! Deterministic replies of the `selfhelp-response` contract at a chosen size, for benchmarks:
 //! valid, invalid (wrong keys and enum values the model commonly produces), and needing repair
-//! (fenced, with prose and trailing commas).
+//! (fenced, with prose and trailing commas); `topic-analysis` XML replies; and discovery-mode
+//! replies with question cards ([`card_text`], [`hostile_card_texts`]).
 
 use serde_json::{Value, json};
 
@@ -141,4 +142,72 @@ pub fn marker_reply(target: usize) -> String {
     }
     out.push_str("]}\n\nTick the rows you want and press Apply.");
     out
+}
+
+/// Prose paragraphs of a discovery-mode reply.
+const CARD_PROSE: [&str; 5] = [
+    "Thanks for walking me through the project. From what you describe, the first release should focus on the people who will use the tool every day, and the reporting side can follow once the basics are stable. That keeps the first version small enough to test with two or three shops before everyone moves over.",
+    "Many teams start with a spreadsheet and outgrow it within a few months. The point where it breaks is usually the moment two managers edit the same week at once, or when someone needs a history of who changed what. A shared tool with a change log removes both problems, and it gives you numbers for payroll without copying anything by hand.",
+    "Écrire les règles dès le départ évite beaucoup de discussions plus tard; we can keep the wording simple and add exceptions later. Most exceptions turn out to be about holidays, students who can only work evenings, and people who share one contract between two shops.",
+    "The remaining decisions are smaller. Colours, logos and the wording of notifications can all change after launch without touching the data, so there is no need to settle them now. I will note them in the open questions list so they are not forgotten.",
+    "Once these answers are in, I will draft the data model: shops, people, contracts, shifts and swaps, with the rules that connect them. You will be able to review it as a short document before anything is built, and we can adjust it in one more round of questions if something is missing.",
+];
+
+/// Questions with options, in the forms models write (lettered with rationale and lead-in,
+/// numbered multiple choice, inline, `**Question:**` header with bold options, bulleted).
+const CARD_QUESTIONS: [&str; 5] = [
+    "Which problem should the first release solve?\n\nKnowing the main problem tells us which screens to build first.\n\nFor example:\n(A) Scheduling shifts across several shops\n(B) Tracking hours for payroll\n(C) Swapping shifts between colleagues (recommended)",
+    "Where will the tool be used most? Select all that apply.\n\n1. On phones in the shop\n2. On a desktop in the office\n3. On a shared tablet at the entrance\n4. Not sure yet",
+    "I will size the hosting after this. How many people need an account: (a) fewer than 20, (b) 20 to 100, or (c) more than 100?",
+    "**Question:** How should employees sign in?\n\n**Options:**\n- **A)** **Email and password** — simplest to set up\n- **B)** **Single sign-on**: uses the accounts you already have\n- **C)** **Magic links** - no passwords to remember",
+    "One more thing. Who approves a shift swap?\n- (A) The shop manager\n- (B) Any manager\n- (C) Nobody, swaps are automatic",
+];
+
+/// A discovery-mode reply of about `target` bytes: prose paragraphs with a question card about
+/// every 1.5 KB (the first after one paragraph), cycling through the detected forms.
+/// Deterministic.
+pub fn card_text(target: usize) -> String {
+    cards_every(target, 1_500)
+}
+
+/// Like [`card_text`], but with a question card after every paragraph: the card-heavy worst case.
+pub fn card_text_dense(target: usize) -> String {
+    cards_every(target, 1)
+}
+
+fn cards_every(target: usize, spacing: usize) -> String {
+    let mut out = String::with_capacity(target + 1_024);
+    let (mut prose, mut questions) = (0, 0);
+    let mut since_question = spacing;
+    while out.len() < target {
+        if !out.is_empty() {
+            out.push_str("\n\n");
+        }
+        if since_question >= spacing && prose > 0 {
+            out.push_str(CARD_QUESTIONS[questions % CARD_QUESTIONS.len()]);
+            questions += 1;
+            since_question = 0;
+        } else {
+            let paragraph = CARD_PROSE[prose % CARD_PROSE.len()];
+            out.push_str(paragraph);
+            prose += 1;
+            since_question += paragraph.len();
+        }
+    }
+    out
+}
+
+/// Hostile texts of about `target` bytes for the card detector: marker soup, thousands of short
+/// questions, a list far longer than six options, one huge line ending in a question.
+pub fn hostile_card_texts(target: usize) -> Vec<(&'static str, String)> {
+    let repeat = |unit: &str| unit.repeat(target / unit.len() + 1);
+    vec![
+        ("marker_soup", repeat("(A) x, (B) y (1) a (2) b? (a) ")),
+        ("questions", repeat("Why? Which one?\n")),
+        (
+            "long_list",
+            format!("Which one?\n{}", repeat("1. x\n2. y\n3. z\n4. w\n")),
+        ),
+        ("huge_line", format!("{}?\n(A) x\n(B) y", repeat("word "))),
+    ]
 }

@@ -26,7 +26,12 @@ struct Open {
     expected: u32,
     broken: bool,
     markers: Vec<(usize, usize)>,
+    /// Where the next run of the same family starts, if one does.
+    restart: Option<usize>,
 }
+
+/// A run of tokens, and where the next run of its family starts.
+type TokenRun = (Vec<(usize, usize)>, Option<usize>);
 
 /// The inline option runs of every paragraph, in reply order.
 pub(super) fn runs(doc: &Doc<'_>) -> Vec<InlineRun> {
@@ -43,8 +48,8 @@ pub(super) fn runs(doc: &Doc<'_>) -> Vec<InlineRun> {
         };
         let (start, end) = (first.start, last.end);
         let mut found: Vec<InlineRun> = Vec::new();
-        for markers in token_runs(doc.text, start, end) {
-            if let Some(run) = build(doc, para.sentences.clone(), markers) {
+        for (markers, restart) in token_runs(doc.text, start, end) {
+            if let Some(run) = build(doc, para.sentences.clone(), markers, restart) {
                 found.push(run);
             }
         }
@@ -62,7 +67,7 @@ pub(super) fn runs(doc: &Doc<'_>) -> Vec<InlineRun> {
 }
 
 /// Runs of `(X)` tokens in `text[start..end]` that start at A / a / 1 and count up by one.
-fn token_runs(text: &str, start: usize, end: usize) -> Vec<Vec<(usize, usize)>> {
+fn token_runs(text: &str, start: usize, end: usize) -> Vec<TokenRun> {
     let mut open: Vec<Open> = Vec::new();
     let mut done = Vec::new();
     let region = &text[start..end];
@@ -84,13 +89,16 @@ fn token_runs(text: &str, start: usize, end: usize) -> Vec<Vec<(usize, usize)>> 
         let slot = open.iter().position(|o| o.family == family);
         if value == 1 {
             if let Some(i) = slot {
-                done.push(open.swap_remove(i));
+                let mut closed = open.swap_remove(i);
+                closed.restart = Some(at);
+                done.push(closed);
             }
             open.push(Open {
                 family,
                 expected: 2,
                 broken: false,
                 markers: vec![(at, after)],
+                restart: None,
             });
         } else if let Some(run) = slot.and_then(|i| open.get_mut(i)) {
             run.broken |= value != run.expected;
@@ -101,7 +109,7 @@ fn token_runs(text: &str, start: usize, end: usize) -> Vec<Vec<(usize, usize)>> 
     done.extend(open);
     done.into_iter()
         .filter(|r| !r.broken && (MIN_OPTIONS..=MAX_OPTIONS).contains(&r.markers.len()))
-        .map(|r| r.markers)
+        .map(|r| (r.markers, r.restart))
         .collect()
 }
 
@@ -109,6 +117,7 @@ fn build(
     doc: &Doc<'_>,
     sentences: std::ops::Range<usize>,
     markers: Vec<(usize, usize)>,
+    restart: Option<usize>,
 ) -> Option<InlineRun> {
     let text = doc.text;
     let para = doc.sentences.get(sentences.clone())?;
@@ -136,6 +145,11 @@ fn build(
     }
     let last_sentence = *indices.last()?;
     let last_end = doc.sentences.get(last_sentence)?.end;
+    // A new run starting inside the last option's sentence makes both ambiguous; giving up
+    // here also keeps the work linear (no option text reaches past the next run).
+    if restart.is_some_and(|at| at < last_end) {
+        return None;
+    }
     let mut options = Vec::with_capacity(markers.len());
     for (i, &(_, after)) in markers.iter().enumerate() {
         let until = markers.get(i + 1).map_or(last_end, |next| next.0);
@@ -205,8 +219,8 @@ mod tests {
         );
         assert_eq!(
             options("Tea (a) or coffee (b) then (a) x (b) y."),
-            [["or coffee", "then (a) x (b) y"]],
-            "a restart inside the last option's sentence is part of it"
+            [["x", "y"]],
+            "a restart inside the last option's sentence ends the first run"
         );
         assert!(
             options("Clauses (a) and (c) apply here.").is_empty(),

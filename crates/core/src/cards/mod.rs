@@ -1,7 +1,7 @@
 //! Question cards (spec/04): a [`QuestionCard`] is a question with 2–6 selectable options that a
 //! client shows as buttons (plus a free-text box) instead of plain text.
 //!
-//! Two ways lead to a card. [`detect`] reads a finished reply and turns the question+options
+//! Two ways lead to a card. [`detect()`] reads a finished reply and turns the question+options
 //! patterns models write — lettered `(A)` / `A)` / `A.`, numbered `1.` / `1)`, inline
 //! "… (A) x, (B) y, or (C) z", and a `**Question:**` header — into cards, returning the rest of
 //! the reply as [`Detection::message`]. The structured way is the [`present_question_tool`] the

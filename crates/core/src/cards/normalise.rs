@@ -31,7 +31,8 @@ const MAX_COLON_LABEL_CHARS: usize = 80;
 pub(super) fn option(head: &str, continuation: &str) -> Option<Choice> {
     let (head, head_default) = take_default(&collapse(head));
     let (continuation, continuation_default) = take_default(&collapse(continuation));
-    let (label, description) = split_label(&collapse(&head));
+    let head = if head_default { collapse(&head) } else { head };
+    let (label, description) = split_label(&head);
     let continuation = plain(&continuation);
     let description = match (description, continuation.is_empty()) {
         (description, true) => description,
@@ -41,25 +42,28 @@ pub(super) fn option(head: &str, continuation: &str) -> Option<Choice> {
     choice(label, description, head_default || continuation_default)
 }
 
-/// An option given as separate label and description (the tool form): markers removed, emphasis
-/// and whitespace tidied, limits applied; the label is not split.
+/// An option given as separate label and description (the tool form): whitespace collapsed,
+/// markers removed, limits applied; the text is otherwise taken as given (a detected option fed
+/// back through here comes out unchanged).
 pub(super) fn option_parts(
     label: &str,
     description: Option<&str>,
     is_default: bool,
 ) -> Option<Choice> {
-    let (label, label_default) = take_default(&collapse(label));
-    let (description, description_default) = take_default(&collapse(description.unwrap_or("")));
-    let description = plain(&description);
-    choice(
-        clean_label(&label),
-        (!description.is_empty()).then_some(description),
-        is_default || label_default || description_default,
-    )
+    choice(collapse(label), description.map(collapse), is_default)
 }
 
+/// The final steps for both forms: default markers (again: cleaning may have formed one, and
+/// a label must never keep one), the label falling back to the description, the limits.
 fn choice(label: String, description: Option<String>, is_default: bool) -> Option<Choice> {
-    let mut description = description.filter(|d| !d.is_empty());
+    let (label, label_default) = unmark(&label);
+    let (mut description, description_default) = match description {
+        Some(d) => {
+            let (d, found) = unmark(&d);
+            ((!d.is_empty()).then_some(d), found)
+        }
+        None => (None, false),
+    };
     let label = if label.is_empty() {
         description.take()?
     } else {
@@ -68,12 +72,30 @@ fn choice(label: String, description: Option<String>, is_default: bool) -> Optio
     Some(Choice {
         label: truncate(label, MAX_LABEL_CHARS),
         description: description.map(|d| truncate(d, MAX_DESCRIPTION_CHARS)),
-        is_default,
+        is_default: is_default || label_default || description_default,
     })
+}
+
+/// [`take_default`], with whitespace tidied where a marker was.
+fn unmark(text: &str) -> (String, bool) {
+    let (text, found) = take_default(text);
+    if found {
+        (collapse(&text), true)
+    } else {
+        (text, false)
+    }
 }
 
 /// Whitespace runs (newlines included) as one space, trimmed.
 pub(super) fn collapse(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let tidy = bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && !bytes.windows(2).any(|pair| pair == b"  ")
+        && !text.chars().any(|c| c != ' ' && c.is_whitespace());
+    if tidy {
+        return text.to_owned();
+    }
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {
@@ -87,7 +109,11 @@ pub(super) fn collapse(text: &str) -> String {
 /// Display text: whitespace collapsed, bold markers (`**`) removed, and a whole-text wrapping
 /// of `__`, `*` or `_` unwrapped.
 pub(super) fn plain(text: &str) -> String {
-    let mut out = collapse(&text.replace("**", ""));
+    let mut out = if text.contains('*') {
+        collapse(&text.replace("**", ""))
+    } else {
+        collapse(text)
+    };
     'unwrap: loop {
         for wrap in ["__", "*", "_"] {
             if out.len() > 2 * wrap.len() && out.starts_with(wrap) && out.ends_with(wrap) {
@@ -99,30 +125,28 @@ pub(super) fn plain(text: &str) -> String {
     }
 }
 
-/// `text` with every default marker removed, and whether there was one.
+/// `text` with every default marker removed, and whether there was one. One pass that checks
+/// the output's end at each closing bracket, so markers formed by removing an inner one
+/// (`(recom(default)mended)`) go too and the result never holds a marker.
 pub(super) fn take_default(text: &str) -> (String, bool) {
-    // ASCII lowercasing keeps every byte offset, so offsets found in `lower` hold in `text`.
-    let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut found = false;
-    let mut copied = 0;
-    let mut at = 0;
-    while let Some(pos) = lower[at..].find(['(', '[']) {
-        let start = at + pos;
-        match DEFAULT_MARKERS
-            .iter()
-            .find(|m| lower[start..].starts_with(*m))
-        {
-            Some(marker) => {
-                out.push_str(&text[copied..start]);
-                found = true;
-                copied = start + marker.len();
-                at = copied;
-            }
-            None => at = start + 1,
+    for c in text.chars() {
+        out.push(c);
+        if c != ')' && c != ']' {
+            continue;
+        }
+        let ends_with_marker = DEFAULT_MARKERS.iter().find(|m| {
+            out.len()
+                .checked_sub(m.len())
+                .and_then(|at| out.get(at..))
+                .is_some_and(|tail| tail.eq_ignore_ascii_case(m))
+        });
+        if let Some(marker) = ends_with_marker {
+            out.truncate(out.len() - marker.len());
+            found = true;
         }
     }
-    out.push_str(&text[copied..]);
     (out, found)
 }
 
@@ -164,19 +188,19 @@ pub(super) fn split_label(text: &str) -> (String, Option<String>) {
 /// The earliest clear separator in `text`: a spaced dash (` — `, ` – `, ` - `, ` -- `), or `: `
 /// after a short label. Returns its byte offset and length.
 fn separator(text: &str) -> Option<(usize, usize)> {
-    let dashes = [" — ", " – ", " -- ", " - "]
-        .iter()
-        .filter_map(|sep| text.find(sep).map(|at| (at, sep.len())))
-        .filter(|&(at, _)| at > 0)
-        .min_by_key(|&(at, _)| at);
-    let colon = text
-        .find(": ")
-        .filter(|&at| at > 0 && text[..at].chars().count() <= MAX_COLON_LABEL_CHARS)
-        .map(|at| (at, 2));
-    let found = match (dashes, colon) {
-        (Some(d), Some(c)) => Some(if c.0 < d.0 { c } else { d }),
-        (d, c) => d.or(c),
-    }?;
+    let bytes = text.as_bytes();
+    let found = (1..bytes.len()).find_map(|at| match bytes[at] {
+        b' ' => [" — ", " – ", " -- ", " - "]
+            .iter()
+            .find(|sep| text[at..].starts_with(**sep))
+            .map(|sep| (at, sep.len())),
+        b':' if bytes.get(at + 1) == Some(&b' ')
+            && text[..at].chars().count() <= MAX_COLON_LABEL_CHARS =>
+        {
+            Some((at, 2))
+        }
+        _ => None,
+    })?;
     (!text[found.0 + found.1..].trim().is_empty()).then_some(found)
 }
 
@@ -306,6 +330,19 @@ mod tests {
             take_default("Go (fast) [beta]"),
             ("Go (fast) [beta]".to_owned(), false)
         );
+        assert_eq!(
+            take_default("a (recom(default)mended) b"),
+            ("a  b".to_owned(), true)
+        );
+        let parts = option_parts("  Go  (recom(default)mended) ", Some(" (default) "), false);
+        let want = Choice {
+            label: "Go".into(),
+            description: None,
+            is_default: true,
+        };
+        assert_eq!(parts, Some(want));
+        let fallback = option_parts("(default)", Some("Fallback"), false);
+        assert_eq!(fallback.map(|c| c.label).as_deref(), Some("Fallback"));
         let choice = option("**Rust** (recommended) — safe", "").unwrap();
         assert_eq!(choice.label, "Rust");
         assert_eq!(choice.description.as_deref(), Some("safe"));
@@ -343,6 +380,8 @@ mod tests {
         assert_eq!(plain("_Which one?_"), "Which one?");
         assert_eq!(plain("*"), "*");
         assert_eq!(plain("snake_case_name"), "snake_case_name");
+        assert_eq!(collapse(" a \t b\u{a0}c  d\n"), "a b c d");
+        assert_eq!(collapse("a b"), "a b");
     }
 
     #[test]

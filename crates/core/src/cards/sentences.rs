@@ -59,13 +59,14 @@ pub(super) fn split(text: &str, lines: &[Line<'_>], para: usize, out: &mut Vec<S
             });
             at = body;
         }
-        while let Some(c) = text[at..end].chars().next() {
-            let next = at + c.len_utf8();
+        let bytes = text.as_bytes();
+        while at < end {
             if open.is_none() {
-                if c.is_whitespace() {
-                    at = next;
-                    continue;
+                let rest = text[at..end].trim_start();
+                if rest.is_empty() {
+                    break;
                 }
+                at = end - rest.len();
                 open = Some(Sentence {
                     start: at,
                     end: at,
@@ -74,19 +75,30 @@ pub(super) fn split(text: &str, lines: &[Line<'_>], para: usize, out: &mut Vec<S
                     list_item: false,
                 });
             }
-            if matches!(c, '?' | '!' | '.' | '…') {
-                let after = skip_closers(text, next, end);
-                let spaced = after == end || text[after..end].starts_with(char::is_whitespace);
-                if spaced && ends_sentence(text, c, at, after, end) {
-                    if let Some(mut sentence) = open.take() {
-                        sentence.end = after;
-                        out.push(sentence);
-                    }
-                    at = after;
-                    continue;
-                }
+            // Terminators are ASCII or start with 0xE2 (`…`); both are character boundaries.
+            let Some(found) = bytes[at..end]
+                .iter()
+                .position(|b| matches!(b, b'?' | b'!' | b'.' | 0xE2))
+            else {
+                break;
+            };
+            let pos = at + found;
+            let Some(c) = text[pos..end].chars().next() else {
+                break;
+            };
+            at = pos + c.len_utf8();
+            if !matches!(c, '?' | '!' | '.' | '…') {
+                continue;
             }
-            at = next;
+            let after = skip_closers(text, at, end);
+            let spaced = after == end || text[after..end].starts_with(char::is_whitespace);
+            if spaced && ends_sentence(text, c, pos, after, end) {
+                if let Some(mut sentence) = open.take() {
+                    sentence.end = after;
+                    out.push(sentence);
+                }
+                at = after;
+            }
         }
         prev_end = end;
     }

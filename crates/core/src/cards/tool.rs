@@ -174,7 +174,7 @@ fn string(
         Some(Value::String(s)) if required && s.trim().is_empty() => {
             violations.push(Violation::new(
                 path,
-                "min_length",
+                "minLength",
                 format!("\"{key}\" must not be empty"),
             ));
             None
@@ -203,7 +203,7 @@ fn options(args: &Map<String, Value>, violations: &mut Vec<Violation>) -> Option
     if items.len() < MIN_OPTIONS {
         violations.push(Violation::new(
             "/options",
-            "min_items",
+            "minItems",
             format!(
                 "expected at least {MIN_OPTIONS} options, found {}",
                 items.len()
@@ -212,7 +212,7 @@ fn options(args: &Map<String, Value>, violations: &mut Vec<Violation>) -> Option
     } else if items.len() > MAX_OPTIONS {
         violations.push(Violation::new(
             "/options",
-            "max_items",
+            "maxItems",
             format!(
                 "expected at most {MAX_OPTIONS} options, found {}",
                 items.len()
@@ -231,7 +231,7 @@ fn choice(item: &Value, path: &str, violations: &mut Vec<Violation>) -> Option<C
     let empty = |violations: &mut Vec<Violation>, path: String| -> Option<Choice> {
         violations.push(Violation::new(
             path,
-            "min_length",
+            "minLength",
             "the label must have text (markers such as \"(recommended)\" do not count)",
         ));
         None

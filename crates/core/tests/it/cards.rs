@@ -418,6 +418,32 @@ fn long_labels_and_descriptions_are_cut() {
 }
 
 #[test]
+fn rationale_is_kept_short() {
+    // A long sentence before the question is not its rationale; it stays in the message.
+    let long = format!("We looked at {} options.", "many different ".repeat(40));
+    let d = detect(
+        &format!("{long} Which one fits?\n\n1. Alpha\n2. Beta"),
+        Category::Discovery,
+        "s",
+    );
+    assert_eq!(d.cards[0].rationale, None);
+    assert_eq!(d.message, long);
+    // Text of more than 500 characters between question and options: not a question+options
+    // pattern at all.
+    let text = format!("Which one fits?\n\n{long}\n\n1. Alpha\n2. Beta");
+    let d = detect(&text, Category::Discovery, "s");
+    assert!(d.cards.is_empty());
+    assert_eq!(d.message, text);
+    // A short paragraph between them is the rationale, with its label taken off.
+    let d = detect(
+        "Which one fits?\n\n**Why it matters:** it sets the budget.\n\n1. Alpha\n2. Beta",
+        Category::Discovery,
+        "s",
+    );
+    assert_eq!(d.cards[0].rationale.as_deref(), Some("it sets the budget."));
+}
+
+#[test]
 fn what_is_not_a_card_stays_text_unchanged() {
     for name in [
         "steps_without_question",
@@ -706,15 +732,15 @@ fn bad_tool_arguments_are_violations() {
     );
     assert_eq!(
         broken(json!({"question": "Which?", "options": ["a"]})),
-        ["/options min_items"]
+        ["/options minItems"]
     );
     assert_eq!(
         broken(json!({"question": "Which?", "options": ["1", "2", "3", "4", "5", "6", "7"]})),
-        ["/options max_items"]
+        ["/options maxItems"]
     );
     assert_eq!(
         broken(json!({"question": "Which?", "options": []})),
-        ["/options min_items"]
+        ["/options minItems"]
     );
     assert_eq!(broken(json!({"question": "Which?"})), ["/options required"]);
     assert_eq!(
@@ -723,14 +749,14 @@ fn bad_tool_arguments_are_violations() {
     );
     assert_eq!(
         broken(json!({"question": "  ", "options": [{"label": "a"}, {"description": "d"}]})),
-        ["/question min_length", "/options/1/label required"]
+        ["/question minLength", "/options/1/label required"]
     );
     assert_eq!(
         broken(json!({"question": "Which?", "options": [
             {"label": "(default)"}, {"label": "b", "is_default": "yes", "description": 4}, 7
         ]})),
         [
-            "/options/0/label min_length",
+            "/options/0/label minLength",
             "/options/1/description type",
             "/options/1/is_default type",
             "/options/2 type"

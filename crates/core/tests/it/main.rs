@@ -4,6 +4,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod card_properties;
 mod cards;
 mod fallback;
 mod fixtures;
