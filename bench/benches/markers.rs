@@ -25,6 +25,11 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("valid", label), &reply, |b, raw| {
             b.iter(|| contract.check(black_box(raw), &ctx));
         });
+        // The read alone (sections, JSON parse, message), to see where the time goes.
+        let spec = contract.markers().expect("a markers contract");
+        group.bench_with_input(BenchmarkId::new("read_only", label), &reply, |b, raw| {
+            b.iter(|| bridle_core::markers::read(black_box(raw), spec, &ctx));
+        });
     }
     group.finish();
 }
