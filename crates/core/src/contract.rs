@@ -3,7 +3,9 @@
 //! A contract gives three things: [`Contract::instructions`] (the text for the system prompt),
 //! [`Contract::check`] (raw reply → repaired, parsed, coerced, validated value with violations
 //! and repairs) and [`Contract::feedback`] (the bounded retry message built from a failed check).
-//! All three are pure: no I/O, no clock, same input → same output.
+//! [`Contract::tools`] says which function tools to offer the model, and
+//! [`Contract::check_reply`] checks a reply together with the tool calls in it.
+//! All are pure: no I/O, no clock, same input → same output.
 
 use crate::coerce::Coercion;
 use crate::context::Context;
@@ -13,6 +15,7 @@ use crate::manifest::DEFAULT_MAX_BYTES;
 use crate::report::{Repair, Violation};
 use crate::rules::Rule;
 use crate::schema::Schema;
+use crate::tool_call::ToolCall;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -259,8 +262,30 @@ impl Contract {
     }
 
     /// Checks a raw reply: size and emptiness, repair, parse, coercions, schema, rules.
+    /// The same as [`Contract::check_reply`] with no tool calls.
     pub fn check(&self, raw: &str, context: &Context) -> Checked {
         crate::check::check(self, raw, context)
+    }
+
+    /// Checks a reply made of text and the tool calls the model made. When the contract offers
+    /// a tool in `context` (see [`Contract::tools`]), each `present_question` call becomes a
+    /// question card after those found in the text, bad arguments are violations at
+    /// `/tool_calls/K/arguments…`, and a call to another tool is an `unknown_tool` violation;
+    /// the text may then be empty. Otherwise calls are ignored and `raw` is checked alone
+    /// (see [`crate::tool_call`]).
+    pub fn check_reply(&self, raw: &str, tool_calls: &[ToolCall], context: &Context) -> Checked {
+        crate::tool_call::check_reply(self, raw, tool_calls, context)
+    }
+
+    /// The function tools to offer the model in `context`, as OpenAI function tool bodies
+    /// (`{"type": "function", "function": {name, description, parameters}}`): the
+    /// `present_question` tool for a `text` contract with `[cards] tool = true` in the
+    /// discovery and clarification modes; none otherwise.
+    pub fn tools(&self, context: &Context) -> Vec<Value> {
+        match crate::tool_call::offering(self, context) {
+            Some(_) => vec![crate::cards::present_question_tool()],
+            None => Vec::new(),
+        }
     }
 
     /// Checks a raw reply given as bytes; bytes that are not UTF-8 are a violation.

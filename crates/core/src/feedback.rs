@@ -96,6 +96,18 @@ fn closing_lines(contract: &Contract, checked: &Checked) -> String {
             }
         );
     }
+    let tool_prefix = format!("{}/", crate::tool_call::TOOL_CALLS_PATH);
+    if checked
+        .violations
+        .iter()
+        .any(|v| v.path.starts_with(&tool_prefix))
+    {
+        let _ = writeln!(
+            out,
+            "Call the tool `{}` again with corrected arguments (the paths above point into the calls of your reply, counted from 0).",
+            crate::cards::TOOL_NAME
+        );
+    }
     out.push_str(match contract.kind {
         Kind::Xml => "Send the complete corrected XML document again, and only the XML.",
         Kind::Markers => {

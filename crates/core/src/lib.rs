@@ -36,6 +36,7 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod text;
+pub mod tool_call;
 pub mod xml;
 
 pub use context::Context;
@@ -45,3 +46,4 @@ pub use feedback::{MAX_CHARS as MAX_FEEDBACK_CHARS, MAX_ITEMS as MAX_FEEDBACK_IT
 pub use registry::Contracts;
 pub use repair::{Repaired, RootHint, repair};
 pub use report::{Repair, Violation};
+pub use tool_call::ToolCall;

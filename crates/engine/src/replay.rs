@@ -60,7 +60,8 @@ pub struct Replay {
     pub latency_ms: u64,
     /// The model that answered (None when the call failed).
     pub model: Option<String>,
-    /// The answer's text (None when the call failed).
+    /// The answer as one text — its text, then any tool calls as `name({…})` lines (None
+    /// when the call failed).
     pub content: Option<String>,
     /// The provider's response body (None when the call failed).
     pub raw_response: Option<Value>,
@@ -105,10 +106,12 @@ impl Engine {
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
         let conversation = self.store().conversation(&data.conversation_id).await?;
+        // The turn's id, as the turn loop checks with it (question ids).
         let context = conversation
             .map(|c| crate::engine::split_context(&c.context).map(|(context, _)| context))
             .transpose()?
-            .unwrap_or_default();
+            .unwrap_or_default()
+            .with(bridle_core::text::TURN_KEY, data.turn_id.as_str());
         let original = ReplayOriginal {
             valid: data.is_validated,
             content: data.content,
@@ -133,7 +136,8 @@ impl Engine {
         match result {
             Ok(completion) => {
                 replay.check = contract.map(|contract| {
-                    let checked = contract.check(&completion.content, &context);
+                    let checked =
+                        contract.check_reply(&completion.content, &completion.tool_calls, &context);
                     ReplayCheck {
                         valid: checked.is_valid(),
                         value: checked.value,
@@ -141,9 +145,9 @@ impl Engine {
                         repairs: checked.repairs,
                     }
                 });
+                replay.content = Some(completion.transcript());
                 replay.model = Some(completion.model);
                 replay.usage = completion.usage;
-                replay.content = Some(completion.content);
                 replay.raw_response = Some(completion.raw);
             }
             Err(error) => replay.error = Some(format!("{}: {error}", error.kind())),

@@ -130,6 +130,8 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         .context
         .clone()
         .with(bridle_core::text::TURN_KEY, turn_id.as_str());
+    // The function tools the contract offers in this context (question cards' present_question).
+    let tools = input.contract.tools(&context);
     let mut usage = Usage::default();
     let mut readable: Vec<Value> = Vec::new();
     // The previous attempt's (bad reply, feedback): the only retry context ever sent.
@@ -138,7 +140,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
     let mut last_violations = Vec::new();
 
     for attempt in 1..=input.retry.max_attempts {
-        let request = request(&input, &base, correction.as_ref());
+        let request = request(&input, &tools, &base, correction.as_ref());
         // Built once: the body sent is exactly the body stored.
         let payload = input.provider.payload(&request, false);
         let started = Instant::now();
@@ -148,7 +150,11 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         let mut record = attempt_record(&input, &turn_id, attempt, payload, latency.as_millis());
         let retry_after = match result {
             Ok(completion) => {
-                let checked = input.contract.check(&completion.content, &context);
+                let checked = input.contract.check_reply(
+                    &completion.content,
+                    &completion.tool_calls,
+                    &context,
+                );
                 fill_completion(&mut record, &completion, &checked);
                 input.metrics.attempt(
                     label,
@@ -188,7 +194,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                     readable.push(value);
                 }
                 last_failure = summary(&checked.violations);
-                correction = Some((completion.content, input.contract.feedback(&checked)));
+                correction = Some((record.content.clone(), input.contract.feedback(&checked)));
                 last_violations = checked.violations;
                 None
             }
@@ -315,6 +321,7 @@ async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreE
 
 fn request(
     input: &TurnInput<'_>,
+    tools: &[Value],
     base: &[ChatMessage],
     correction: Option<&(String, String)>,
 ) -> ChatRequest {
@@ -337,6 +344,7 @@ fn request(
         temperature: input.model.temperature,
         max_tokens: input.model.max_tokens,
         response_format,
+        tools: tools.to_vec(),
     }
 }
 
@@ -390,8 +398,11 @@ fn attempt_record(
     }
 }
 
+/// The attempt's record after an answer. Its content is the reply as one text: the text, then
+/// any tool calls as `name({…})` lines ([`Completion::transcript`]) — also what the model sees
+/// of its bad reply before the feedback.
 fn fill_completion(record: &mut NewMessage, completion: &Completion, checked: &Checked) {
-    record.content = completion.content.clone();
+    record.content = completion.transcript();
     record.value = checked.value.clone();
     record.is_validated = checked.is_valid();
     record.violations = checked.violations.clone();

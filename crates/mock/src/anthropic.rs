@@ -1,10 +1,13 @@
 //! The Anthropic Messages front end: [`parse`] reads a `POST /v1/messages` body (top-level
 //! `system`, `messages` with text / `tool_use` / `tool_result` blocks, `max_tokens`, `tools`
-//! with a forced `tool_choice`) into a [`Call`], [`render`] writes a [`MockReply`] as a
-//! `message` object or as the `message_start` … `message_stop` SSE events, and [`error`] writes
-//! Anthropic-shaped error bodies.
+//! with a forced `tool_choice`, or offered to the model's choice) into a [`Call`], [`render`]
+//! writes a [`MockReply`] as a `message` object (calls as `tool_use` blocks after the text) or
+//! as the `message_start` … `message_stop` SSE events, and [`error`] writes Anthropic-shaped
+//! error bodies.
 
-use crate::request::{MockMessage, MockReply, MockRequest, ReplyFormat, Role, StopReason, Usage};
+use crate::request::{
+    MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason, Usage,
+};
 use crate::server::{Call, Rendered, pieces};
 use serde_json::{Value, json};
 
@@ -80,12 +83,31 @@ pub(crate) fn parse(body: &Value) -> Result<Call, String> {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Err("stream: must be a boolean".into()),
     };
+    // Tools are offered (to the model's choice) unless one is forced or the choice is none.
+    let offered = match (&format, body.get("tool_choice")) {
+        (ReplyFormat::Tool { .. }, _) => false,
+        (_, Some(choice)) => choice.get("type").and_then(Value::as_str) != Some("none"),
+        (_, None) => true,
+    };
+    let tools = match body.get("tools") {
+        Some(Value::Array(tools)) if offered => tools
+            .iter()
+            .filter_map(|t| {
+                Some(MockTool {
+                    name: t.get("name").and_then(Value::as_str)?.to_owned(),
+                    parameters: t.get("input_schema").cloned().unwrap_or(Value::Null),
+                })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
     Ok(Call {
         request: MockRequest {
             model: model.to_owned(),
             messages,
             format,
             stream,
+            tools,
         },
         include_usage: true,
     })
@@ -133,8 +155,8 @@ fn frame(event: &str, data: &Value) -> String {
 pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
     let model = call.request.model.as_str();
     let id = reply.info().id.clone();
-    // (the block, its streamed text, usage, stop reason, broken)
-    let (block, streamed, usage, stop, broken) = match reply {
+    // (the blocks with their streamed text, usage, stop reason, broken)
+    let (blocks, usage, stop, broken) = match reply {
         MockReply::Http {
             status,
             retry_after,
@@ -149,12 +171,27 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
         }
         MockReply::Text {
             content,
+            calls,
+            usage,
+            ..
+        } if !calls.is_empty() => {
+            let mut blocks = Vec::with_capacity(calls.len() + 1);
+            if !content.is_empty() {
+                blocks.push((text_block(content), content.clone()));
+            }
+            for (i, call) in calls.iter().enumerate() {
+                let block = tool_block(&format!("{id}_{i}"), &call.name, &call.arguments);
+                blocks.push((block, call.arguments.to_string()));
+            }
+            (blocks, usage, "tool_use", false)
+        }
+        MockReply::Text {
+            content,
             usage,
             stop,
             ..
         } => (
-            text_block(content),
-            content.clone(),
+            vec![(text_block(content), content.clone())],
             usage,
             stop_reason(*stop),
             false,
@@ -162,8 +199,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
         MockReply::ToolCall {
             name, input, usage, ..
         } => (
-            tool_block(&id, name, input),
-            input.to_string(),
+            vec![(tool_block(&id, name, input), input.to_string())],
             usage,
             "tool_use",
             false,
@@ -178,7 +214,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
                 Some(name) => tool_block(&id, name, &Value::Object(Default::default())),
                 None => text_block(content),
             };
-            (block, content.clone(), usage, "end_turn", true)
+            (vec![(block, content.clone())], usage, "end_turn", true)
         }
     };
     let message = |content: Value, stop: Value, usage: Value| {
@@ -197,48 +233,55 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
         return Rendered::Json {
             status: 200,
             retry_after: None,
-            body: message(json!([block]), json!(stop), usage_json(usage)),
+            body: message(
+                blocks.iter().map(|(block, _)| block.clone()).collect(),
+                json!(stop),
+                usage_json(usage),
+            ),
         };
     }
-    let is_tool = block.get("type") == Some(&json!("tool_use"));
-    let start_block = if is_tool {
-        let mut empty = block.clone();
-        if let Some(object) = empty.as_object_mut() {
-            object.insert("input".into(), json!({}));
-        }
-        empty
-    } else {
-        text_block("")
-    };
     let start_usage = json!({"input_tokens": usage.prompt_tokens, "output_tokens": 1});
-    let mut frames = vec![
-        frame(
-            "message_start",
-            &json!({"type": "message_start", "message": message(json!([]), Value::Null, start_usage)}),
-        ),
-        frame(
-            "content_block_start",
-            &json!({"type": "content_block_start", "index": 0, "content_block": start_block}),
-        ),
-    ];
-    let parts = pieces(&streamed);
-    let sent = if broken { parts.len() / 2 } else { parts.len() };
-    for piece in parts.iter().take(sent) {
-        let delta = if is_tool {
-            json!({"type": "input_json_delta", "partial_json": piece})
+    let mut frames = vec![frame(
+        "message_start",
+        &json!({"type": "message_start", "message": message(json!([]), Value::Null, start_usage)}),
+    )];
+    for (index, (block, streamed)) in blocks.iter().enumerate() {
+        let is_tool = block.get("type") == Some(&json!("tool_use"));
+        let start_block = if is_tool {
+            let mut empty = block.clone();
+            if let Some(object) = empty.as_object_mut() {
+                object.insert("input".into(), json!({}));
+            }
+            empty
         } else {
-            json!({"type": "text_delta", "text": piece})
+            text_block("")
         };
         frames.push(frame(
-            "content_block_delta",
-            &json!({"type": "content_block_delta", "index": 0, "delta": delta}),
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": start_block}),
+        ));
+        let parts = pieces(streamed);
+        let sent = if broken { parts.len() / 2 } else { parts.len() };
+        for piece in parts.iter().take(sent) {
+            let delta = if is_tool {
+                json!({"type": "input_json_delta", "partial_json": piece})
+            } else {
+                json!({"type": "text_delta", "text": piece})
+            };
+            frames.push(frame(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        if broken {
+            break;
+        }
+        frames.push(frame(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
         ));
     }
     if !broken {
-        frames.push(frame(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": 0}),
-        ));
         frames.push(frame(
             "message_delta",
             &json!({"type": "message_delta",
@@ -311,5 +354,88 @@ mod tests {
         for body in bad {
             assert!(parse(&body).is_err(), "{body}");
         }
+    }
+
+    #[test]
+    fn offered_tools_are_read_and_calls_written_as_tool_use_blocks() {
+        let body = |stream: bool, choice: Value| {
+            json!({
+                "model": "m", "max_tokens": 10, "stream": stream,
+                "messages": [{"role": "user", "content": "hi"}],
+                "tools": [{"name": "present_question", "input_schema": {"type": "object"}}],
+                "tool_choice": choice
+            })
+        };
+        let call = parse(&body(false, json!({"type": "auto"}))).unwrap();
+        assert_eq!(call.request.tools[0].name, "present_question");
+        assert_eq!(call.request.format, ReplyFormat::Free);
+        let forced = parse(&body(
+            false,
+            json!({"type": "tool", "name": "present_question"}),
+        ))
+        .unwrap();
+        assert!(forced.request.tools.is_empty());
+        assert!(
+            parse(&body(false, json!({"type": "none"})))
+                .unwrap()
+                .request
+                .tools
+                .is_empty()
+        );
+
+        let reply = MockReply::Text {
+            content: "Let me ask.".into(),
+            calls: vec![crate::request::MockCall {
+                name: "present_question".into(),
+                arguments: json!({"question": "Which?"}),
+            }],
+            usage: Usage::default(),
+            stop: StopReason::End,
+            fault: None,
+            info: crate::request::ReplyInfo {
+                id: "abc".into(),
+                attempt: 1,
+                delay: std::time::Duration::ZERO,
+                target: None,
+            },
+        };
+        let Rendered::Json { body: message, .. } = render(&reply, &call) else {
+            panic!("not JSON")
+        };
+        assert_eq!(message["stop_reason"], "tool_use");
+        assert_eq!(message["content"][0]["text"], "Let me ask.");
+        assert_eq!(message["content"][1]["type"], "tool_use");
+        assert_eq!(message["content"][1]["input"]["question"], "Which?");
+
+        let streamed = parse(&body(true, json!({"type": "auto"}))).unwrap();
+        let Rendered::Events { frames, .. } = render(&reply, &streamed) else {
+            panic!("not events")
+        };
+        let (mut text, mut input) = (String::new(), String::new());
+        for frame in &frames {
+            let data = frame
+                .lines()
+                .find_map(|l| l.strip_prefix("data: "))
+                .unwrap();
+            let event: Value = serde_json::from_str(data).unwrap();
+            match (
+                event["index"].as_u64(),
+                event.pointer("/delta/type").and_then(Value::as_str),
+            ) {
+                (Some(0), Some("text_delta")) => {
+                    text.push_str(event["delta"]["text"].as_str().unwrap())
+                }
+                (Some(1), Some("input_json_delta")) => {
+                    input.push_str(event["delta"]["partial_json"].as_str().unwrap());
+                }
+                (_, Some(other)) => panic!("unexpected delta {other} in {event}"),
+                _ => {}
+            }
+        }
+        assert_eq!(text, "Let me ask.");
+        assert_eq!(
+            serde_json::from_str::<Value>(&input).unwrap(),
+            json!({"question": "Which?"})
+        );
     }
 }

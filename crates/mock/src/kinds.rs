@@ -3,11 +3,14 @@
 //! makes a value for a `markers` contract part by part ([`generate_markers`]: a message, then
 //! either one payload offered on the page or suggestions), and gives faults the shape of the
 //! contract's replies ([`reshape`]: a broken value is written as XML or as marker text, a cut
-//! reply is cut inside the document or the last marker's JSON).
+//! reply is cut inside the document or the last marker's JSON). In a question-card mode a
+//! `text` reply asks its question as text ([`generate_text`]) or, when the request offers the
+//! `present_question` tool, with a call ([`generate_call`]).
 
 use crate::faults::{Broken, Fault};
 use crate::generate::{Generated, Hints, ObjectSpot, Spots, generate};
 use crate::words;
+use bridle_core::cards::Category;
 use bridle_core::{Context, Contract, Kind};
 use rand::rngs::StdRng;
 use rand::seq::IndexedRandom;
@@ -124,16 +127,8 @@ pub(crate) fn generate_markers(
 pub(crate) fn generate_text(contract: &Contract, system: &str, seed: u64) -> Generated {
     let mut rng = StdRng::seed_from_u64(seed);
     let message = words::paragraph(&mut rng);
-    let mode = system
-        .lines()
-        .find_map(|l| l.strip_prefix("Conversation mode: "))
-        .and_then(|rest| rest.split('.').next())
-        .map(str::to_owned);
     let mut value = json!({"message": message, "question_cards": []});
-    if let Some(category) = mode
-        .as_deref()
-        .and_then(bridle_core::cards::Category::from_mode)
-    {
+    if let Some(category) = card_mode(system) {
         let options: Vec<Value> = (0..3)
             .map(|i| {
                 json!({"id": format!("opt_{}", i + 1), "label": words::phrase(&mut rng),
@@ -156,6 +151,53 @@ pub(crate) fn generate_text(contract: &Contract, system: &str, seed: u64) -> Gen
         valid,
         tries: 1,
         spots: Spots::default(),
+    }
+}
+
+/// The question-card mode the prompt names (`Conversation mode: discovery.`), if any.
+pub(crate) fn card_mode(system: &str) -> Option<Category> {
+    system
+        .lines()
+        .find_map(|l| l.strip_prefix("Conversation mode: "))
+        .and_then(|rest| rest.split('.').next())
+        .and_then(Category::from_mode)
+}
+
+/// A reply that asks its question with a `present_question` call: `{"message", "arguments"}`
+/// — a short sentence, and arguments meeting the tool's parameters (a question ending in `?`,
+/// a rationale, three options of which the second is the default). The spots let the
+/// structural faults break the arguments (a dropped or renamed `question`, `options` or
+/// `label`).
+pub(crate) fn generate_call(seed: u64) -> Generated {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let message = words::sentence(&mut rng);
+    let options: Vec<Value> = (0..3)
+        .map(|i| json!({"label": words::phrase(&mut rng), "is_default": i == 1}))
+        .collect();
+    let arguments = json!({
+        "question": format!("Which of these matters most to you about {}?", words::word(&mut rng)),
+        "rationale": words::sentence(&mut rng),
+        "options": options,
+    });
+    let mut spots = Spots::default();
+    spots.objects.push(ObjectSpot {
+        pointer: "/arguments".into(),
+        required: vec!["question".into(), "options".into()],
+        in_array: false,
+    });
+    for i in 0..3 {
+        spots.objects.push(ObjectSpot {
+            pointer: format!("/arguments/options/{i}"),
+            required: vec!["label".into()],
+            in_array: true,
+        });
+    }
+    let valid = bridle_core::cards::from_tool_call(&arguments, Category::Discovery, "", 0).is_ok();
+    Generated {
+        value: json!({"message": message, "arguments": arguments}),
+        valid,
+        tries: 1,
+        spots,
     }
 }
 

@@ -6,7 +6,8 @@
 //! repeated — so good feedback and bad feedback can be told apart in tests.
 //!
 //! Use it in process ([`MockModel::respond`]) or over HTTP ([`serve`], [`MockServer`]) with the
-//! OpenAI Chat Completions and Anthropic Messages formats, streaming included.
+//! OpenAI Chat Completions and Anthropic Messages formats, streaming included. Offered a
+//! `present_question` tool in a question-card mode, it asks its question with a tool call.
 //!
 //! ```
 //! use bridle_mock::{MockConfig, MockMessage, MockModel, MockReply, MockRequest, Role};
@@ -45,8 +46,8 @@ pub use generate::{Generated, Hints, MAX_TRIES, generate, generate_valid};
 pub use log::{Answer, LoggedRequest};
 pub use model::MockModel;
 pub use request::{
-    FEEDBACK_PREFIX, MockMessage, MockReply, MockRequest, ReplyFormat, ReplyInfo, Role, StopReason,
-    Usage,
+    FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat,
+    ReplyInfo, Role, StopReason, Usage,
 };
 pub use script::{Script, ScriptError, ScriptTurn, Step};
 pub use server::{MockServer, app, serve};

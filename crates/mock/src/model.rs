@@ -14,7 +14,7 @@ use crate::config::{ConfigError, MockConfig};
 use crate::faults::{Broken, Fault};
 use crate::generate::{Generated, Hints, generate, generate_valid};
 use crate::request::{
-    Conversation, MockReply, MockRequest, ReplyFormat, ReplyInfo, StopReason, Usage, mix,
+    Conversation, MockCall, MockReply, MockRequest, ReplyFormat, ReplyInfo, StopReason, Usage, mix,
 };
 use crate::script::Step;
 use crate::words;
@@ -62,11 +62,18 @@ struct TurnState {
     last_was_transport: bool,
 }
 
-/// What the reply must meet, and whether it is a forced tool call's input.
+/// What the reply must meet, and whether it is a forced tool call's input or asks its
+/// question with a call of an offered tool.
 struct Target {
     rules: Rules,
     tool: Option<String>,
+    /// The offered tool the reply calls (`present_question`): the generated value is then
+    /// `{"message", "arguments"}` and content faults break the arguments.
+    call: Option<String>,
 }
+
+/// Where Bridle reports what is wrong with the first call's arguments.
+const CALL_ARGUMENTS: &str = "/tool_calls/0/arguments";
 
 enum Rules {
     /// A contract (named, or an ad-hoc schema compiled as one): values are checked.
@@ -160,7 +167,10 @@ impl MockModel {
             prompt_tokens: Usage::estimate(talk.chars + schema_chars),
             completion_tokens: Usage::estimate(content.chars().count()),
         };
-        let tool = target.and_then(|t| t.tool);
+        let (tool, call) = match target {
+            Some(target) => (target.tool, target.call),
+            None => (None, None),
+        };
         if transport == Some(Fault::BrokenStream) {
             return MockReply::BrokenStream {
                 content,
@@ -170,6 +180,23 @@ impl MockModel {
             };
         }
         let fault = fault.or(transport);
+        let arguments = value.as_ref().and_then(|v| v.get("arguments")).cloned();
+        if let (Some(name), Some(arguments)) = (call, arguments) {
+            let usage = Usage {
+                completion_tokens: Usage::estimate(
+                    content.chars().count() + arguments.to_string().len(),
+                ),
+                ..usage
+            };
+            return MockReply::Text {
+                content,
+                calls: vec![MockCall { name, arguments }],
+                usage,
+                stop,
+                fault,
+                info,
+            };
+        }
         match (tool, value) {
             (Some(name), Some(input)) => MockReply::ToolCall {
                 name,
@@ -180,6 +207,7 @@ impl MockModel {
             },
             _ => MockReply::Text {
                 content,
+                calls: Vec::new(),
                 usage,
                 stop,
                 fault,
@@ -297,9 +325,18 @@ impl MockModel {
             .contract_name()
             .and_then(|name| self.config.contracts.get(name).ok())
         {
+            let asks_by_call = tool.is_none()
+                && contract.kind() == bridle_core::Kind::Text
+                && contract.cards().is_some()
+                && crate::kinds::card_mode(&talk.system).is_some();
+            let call = request
+                .tool(bridle_core::cards::TOOL_NAME)
+                .filter(|_| asks_by_call)
+                .map(|t| t.name.clone());
             return Some(Target {
                 rules: Rules::Contract(contract),
                 tool,
+                call,
             });
         }
         let schema = match &request.format {
@@ -319,7 +356,11 @@ impl MockModel {
             Some(contract) => Rules::Contract(contract),
             None => Rules::Unchecked(schema),
         };
-        Some(Target { rules, tool })
+        Some(Target {
+            rules,
+            tool,
+            call: None,
+        })
     }
 
     /// The ad-hoc schema compiled as a contract (for validation), cached; `None` when it does
@@ -357,6 +398,7 @@ impl MockModel {
         };
         let seed = mix(&[self.config.seed, turn, VALUE]);
         let generated = match &target.rules {
+            _ if target.call.is_some() => crate::kinds::generate_call(seed),
             Rules::Contract(contract) if contract.kind() == bridle_core::Kind::Markers => {
                 let talk = Conversation::read(request);
                 let context = crate::kinds::context_from_prompt(&talk.system);
@@ -391,6 +433,16 @@ impl MockModel {
         turn: u64,
     ) -> Option<Broken> {
         let seed = mix(&[self.config.seed, turn, u64::from(origin), APPLY]);
+        if target.call.is_some() {
+            // Only the structural faults break a call's arguments; the others leave it valid.
+            if !fault.is_structural() {
+                return None;
+            }
+            let mut broken = fault.apply(generated, seed)?;
+            let inside = broken.target.strip_prefix("/arguments").unwrap_or("");
+            broken.target = format!("{CALL_ARGUMENTS}{inside}");
+            return Some(broken);
+        }
         let candidates: Vec<Fault> = if target.tool.is_some() {
             if fault.is_structural() {
                 vec![fault]
@@ -438,6 +490,7 @@ impl MockModel {
     ) -> (String, Option<Value>, Option<Fault>, StopReason) {
         let valid = || {
             let text = match &target.rules {
+                _ if target.call.is_some() => message_of(&generated.value),
                 Rules::Contract(contract) if contract.kind() != bridle_core::Kind::Json => {
                     contract.reply_text(&generated.value)
                 }
@@ -461,13 +514,26 @@ impl MockModel {
                         } else {
                             StopReason::End
                         };
-                        (broken.text, broken.value, Some(broken.fault), stop)
+                        let text = match (&target.call, &broken.value) {
+                            (Some(_), Some(value)) => message_of(value),
+                            _ => broken.text,
+                        };
+                        (text, broken.value, Some(broken.fault), stop)
                     }
                     None => valid(),
                 }
             }
         }
     }
+}
+
+/// The text of a `{"message", "arguments"}` call reply.
+fn message_of(value: &Value) -> String {
+    value
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
 }
 
 fn http(status: u16, retry_after: Option<u64>, fault: Fault, info: ReplyInfo) -> MockReply {

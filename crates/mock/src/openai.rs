@@ -1,9 +1,12 @@
 //! The OpenAI Chat Completions front end: [`parse`] reads a `POST /v1/chat/completions` body
 //! into a [`Call`], [`render`] writes a [`MockReply`] as a `chat.completion` object or as
 //! `chat.completion.chunk` SSE events ending in `data: [DONE]`, and [`error`] writes
-//! OpenAI-shaped error bodies.
+//! OpenAI-shaped error bodies. Function `tools` are read (none with `tool_choice: "none"`), and
+//! calls are written as `message.tool_calls` — streamed as `delta.tool_calls` pieces.
 
-use crate::request::{MockMessage, MockReply, MockRequest, ReplyFormat, Role, StopReason, Usage};
+use crate::request::{
+    MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason, Usage,
+};
 use crate::server::{Call, Rendered, pieces, unix_time};
 use serde_json::{Value, json};
 
@@ -88,8 +91,48 @@ pub(crate) fn parse(body: &Value) -> Result<Call, String> {
             messages,
             format,
             stream,
+            tools: tools(body.get("tools"), body.get("tool_choice"))?,
         },
         include_usage,
+    })
+}
+
+/// The function tools offered; none when `tool_choice` is `"none"`.
+fn tools(tools: Option<&Value>, choice: Option<&Value>) -> Result<Vec<MockTool>, String> {
+    let tools = match tools {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Array(tools)) => tools,
+        Some(_) => return Err("'tools' must be an array".into()),
+    };
+    if choice.and_then(Value::as_str) == Some("none") {
+        return Ok(Vec::new());
+    }
+    tools
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.get("type").and_then(Value::as_str) == Some("function"))
+        .map(|(i, t)| {
+            let name = t
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| format!("tools[{i}].function.name is required"))?;
+            Ok(MockTool {
+                name: name.to_owned(),
+                parameters: t
+                    .pointer("/function/parameters")
+                    .cloned()
+                    .unwrap_or(Value::Null),
+            })
+        })
+        .collect()
+}
+
+/// A call as a message's `tool_calls` entry (`arguments` as JSON text).
+fn tool_call(id: &str, index: usize, call: &MockCall) -> Value {
+    json!({
+        "id": format!("call_mock_{id}_{index}"),
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments.to_string()},
     })
 }
 
@@ -117,7 +160,8 @@ fn usage_json(usage: &Usage) -> Value {
 pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
     let model = call.request.model.as_str();
     let id = format!("chatcmpl-mock-{}", reply.info().id);
-    let (content, usage, finish, broken) = match reply {
+    let no_calls = Vec::new();
+    let (content, calls, usage, finish, broken) = match reply {
         MockReply::Http {
             status,
             retry_after,
@@ -132,15 +176,39 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
         }
         MockReply::Text {
             content,
+            calls,
             usage,
             stop,
             ..
-        } => (content.clone(), usage, finish_reason(*stop), false),
-        MockReply::ToolCall { input, usage, .. } => (input.to_string(), usage, "stop", false),
-        MockReply::BrokenStream { content, usage, .. } => (content.clone(), usage, "stop", true),
+        } => {
+            let finish = if calls.is_empty() {
+                finish_reason(*stop)
+            } else {
+                "tool_calls"
+            };
+            (content.clone(), calls, usage, finish, false)
+        }
+        MockReply::ToolCall { input, usage, .. } => {
+            (input.to_string(), &no_calls, usage, "stop", false)
+        }
+        MockReply::BrokenStream { content, usage, .. } => {
+            (content.clone(), &no_calls, usage, "stop", true)
+        }
     };
+    let reply_id = reply.info().id.as_str();
     let created = unix_time();
     if !call.request.stream {
+        let mut message = json!({"role": "assistant", "content": content, "refusal": null});
+        if !calls.is_empty() {
+            if content.is_empty() {
+                message["content"] = Value::Null;
+            }
+            message["tool_calls"] = calls
+                .iter()
+                .enumerate()
+                .map(|(i, c)| tool_call(reply_id, i, c))
+                .collect();
+        }
         return Rendered::Json {
             status: 200,
             retry_after: None,
@@ -151,7 +219,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
                 "model": model,
                 "choices": [{
                     "index": 0,
-                    "message": {"role": "assistant", "content": content, "refusal": null},
+                    "message": message,
                     "logprobs": null,
                     "finish_reason": finish,
                 }],
@@ -186,6 +254,19 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
     let sent = if broken { parts.len() / 2 } else { parts.len() };
     for piece in parts.iter().take(sent) {
         frames.push(delta(json!({"content": piece}), Value::Null));
+    }
+    for (index, c) in calls.iter().enumerate() {
+        let mut first = tool_call(reply_id, index, c);
+        first["index"] = json!(index);
+        first["function"]["arguments"] = json!("");
+        frames.push(delta(json!({"tool_calls": [first]}), Value::Null));
+        let arguments = c.arguments.to_string();
+        for piece in pieces(&arguments) {
+            frames.push(delta(
+                json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
+                Value::Null,
+            ));
+        }
     }
     if !broken {
         frames.push(delta(json!({}), json!(finish)));
@@ -246,5 +327,98 @@ mod tests {
         for body in bad {
             assert!(parse(&body).is_err(), "{body}");
         }
+    }
+
+    fn call_reply() -> MockReply {
+        MockReply::Text {
+            content: "Let me ask.".into(),
+            calls: vec![MockCall {
+                name: "present_question".into(),
+                arguments: json!({"question": "Which?", "options": ["a", "b"]}),
+            }],
+            usage: Usage::default(),
+            stop: StopReason::End,
+            fault: None,
+            info: crate::request::ReplyInfo {
+                id: "abc".into(),
+                attempt: 1,
+                delay: std::time::Duration::ZERO,
+                target: None,
+            },
+        }
+    }
+
+    fn call_of(stream: bool) -> Call {
+        parse(&json!({
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi"}],
+            "stream": stream,
+            "tools": [{"type": "function", "function": {"name": "present_question", "parameters": {"type": "object"}}}]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn tools_are_read_and_calls_written_whole_and_streamed() {
+        let call = call_of(false);
+        assert_eq!(call.request.tools[0].name, "present_question");
+        let none = parse(&json!({
+            "model": "m", "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "none"
+        }))
+        .unwrap();
+        assert!(none.request.tools.is_empty());
+        assert!(
+            parse(
+                &json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": {}})
+            )
+            .is_err()
+        );
+
+        let Rendered::Json { body, .. } = render(&call_reply(), &call) else {
+            panic!("not JSON")
+        };
+        let choice = &body["choices"][0];
+        assert_eq!(choice["finish_reason"], "tool_calls");
+        assert_eq!(choice["message"]["content"], "Let me ask.");
+        let function = &choice["message"]["tool_calls"][0]["function"];
+        assert_eq!(function["name"], "present_question");
+        let arguments: Value =
+            serde_json::from_str(function["arguments"].as_str().unwrap()).unwrap();
+        assert_eq!(arguments["question"], "Which?");
+
+        let Rendered::Events { frames, .. } = render(&call_reply(), &call_of(true)) else {
+            panic!("not events")
+        };
+        let (mut name, mut joined) = (String::new(), String::new());
+        for frame in &frames {
+            let Ok(chunk) =
+                serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: "))
+            else {
+                continue;
+            };
+            for piece in chunk
+                .pointer("/choices/0/delta/tool_calls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                assert_eq!(piece["index"], 0);
+                name.push_str(
+                    piece
+                        .pointer("/function/name")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                );
+                joined.push_str(
+                    piece
+                        .pointer("/function/arguments")
+                        .and_then(Value::as_str)
+                        .unwrap_or(""),
+                );
+            }
+        }
+        assert_eq!(name, "present_question");
+        assert_eq!(serde_json::from_str::<Value>(&joined).unwrap(), arguments);
     }
 }

@@ -74,6 +74,25 @@ pub enum ReplyFormat {
     },
 }
 
+/// A function tool the request offers the model without forcing it (OpenAI `tools`,
+/// Anthropic `tools` without a forced `tool_choice`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MockTool {
+    /// The function's name.
+    pub name: String,
+    /// Its parameters' JSON Schema (`parameters`, `input_schema`).
+    pub parameters: Value,
+}
+
+/// A call of an offered tool in a reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MockCall {
+    /// The tool's name.
+    pub name: String,
+    /// The arguments.
+    pub arguments: Value,
+}
+
 /// A chat request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MockRequest {
@@ -87,6 +106,10 @@ pub struct MockRequest {
     /// Whether the answer is streamed (only [`Fault::BrokenStream`] cares).
     #[serde(default)]
     pub stream: bool,
+    /// Function tools the model may call. The mock calls `present_question` when a contract
+    /// with question cards is in a card mode; it calls no other tool.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<MockTool>,
 }
 
 impl MockRequest {
@@ -97,7 +120,13 @@ impl MockRequest {
             messages,
             format: ReplyFormat::Free,
             stream: false,
+            tools: Vec::new(),
         }
+    }
+
+    /// The offered tool named `name`, if any.
+    pub fn tool(&self, name: &str) -> Option<&MockTool> {
+        self.tools.iter().find(|t| t.name == name)
     }
 }
 
@@ -143,10 +172,14 @@ pub struct ReplyInfo {
 /// The mock model's answer.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MockReply {
-    /// A text reply (JSON text, possibly broken by a content fault, or conversation).
+    /// A text reply (JSON text, possibly broken by a content fault, or conversation), and the
+    /// offered tools it calls.
     Text {
         /// The reply text.
         content: String,
+        /// Calls of offered tools (then `content` is what the model says besides; it may be
+        /// empty).
+        calls: Vec<MockCall>,
         /// Token estimate.
         usage: Usage,
         /// Why it ended.

@@ -12,6 +12,7 @@ mod loading;
 mod markers;
 mod properties;
 mod snapshots;
+mod tool_reply;
 mod xml;
 
 use bridle_core::{Contract, Contracts};

@@ -1,7 +1,10 @@
 //! [`Anthropic`]: the Messages API, non-streaming and streaming. System text goes in the
 //! top-level `system`; structured output is asked for through a forced tool call (`respond`,
 //! whose `input_schema` is the contract's schema) when the model entry enables it, and the
-//! tool input becomes the reply text.
+//! tool input becomes the reply text. Offered function tools (not forced) go out as
+//! `{name, description, input_schema}` with the choice left to the model; their `tool_use`
+//! blocks come back as [`Completion::tool_calls`], streamed ones assembled from their
+//! `input_json_delta` pieces.
 
 use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
@@ -10,8 +13,10 @@ use super::{
     Role, Usage, non_streaming,
 };
 use async_trait::async_trait;
+use bridle_core::ToolCall;
 use futures::StreamExt;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// The API version header Bridle speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -67,11 +72,18 @@ impl Anthropic {
         if stream {
             body["stream"] = json!(true);
         }
+        let mut tools: Vec<Value> = request.tools.iter().filter_map(tool_of).collect();
         if self.tool_output
             && let Some(ResponseFormat::JsonSchema { schema, .. }) = &request.response_format
         {
-            body["tools"] = json!([{"name": TOOL_NAME, "description": "Give the reply as structured data.", "input_schema": schema}]);
+            tools.insert(
+                0,
+                json!({"name": TOOL_NAME, "description": "Give the reply as structured data.", "input_schema": schema}),
+            );
             body["tool_choice"] = json!({"type": "tool", "name": TOOL_NAME});
+        }
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
         }
         body
     }
@@ -100,8 +112,10 @@ impl Anthropic {
             input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
             output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
         });
+        let forced = forced_tool(body);
         Ok(Completion {
-            content: content_of(&raw),
+            content: content_of(&raw, forced),
+            tool_calls: tool_calls_of(&raw, forced),
             usage,
             model: raw
                 .get("model")
@@ -117,14 +131,43 @@ impl Anthropic {
     }
 }
 
-/// The reply text of a Messages response: text blocks joined, or the forced tool's input as JSON.
-fn content_of(raw: &Value) -> String {
+/// An OpenAI function tool body as an Anthropic tool: `{name, description, input_schema}`.
+fn tool_of(tool: &Value) -> Option<Value> {
+    let function = tool.get("function")?;
+    let name = function.get("name").and_then(Value::as_str)?;
+    let mut out = json!({
+        "name": name,
+        "input_schema": function.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"})),
+    });
+    if let Some(description) = function.get("description").and_then(Value::as_str) {
+        out["description"] = json!(description);
+    }
+    Some(out)
+}
+
+/// The tool a request body forces (`tool_choice: {"type": "tool", "name"}`), if any.
+fn forced_tool(body: &Value) -> Option<&str> {
+    let choice = body.get("tool_choice")?;
+    (choice.get("type").and_then(Value::as_str) == Some("tool"))
+        .then(|| choice.get("name").and_then(Value::as_str))
+        .flatten()
+}
+
+fn is_tool_use(block: &Value) -> bool {
+    block.get("type").and_then(Value::as_str) == Some("tool_use")
+}
+
+/// The reply text of a Messages response: text blocks joined, or the forced tool's input as
+/// JSON (`forced`: the tool the request forced; a response without one also counts the first
+/// `tool_use` block named `respond`, as a stored body may come from an older request).
+fn content_of(raw: &Value, forced: Option<&str>) -> String {
     let Some(blocks) = raw.get("content").and_then(Value::as_array) else {
         return String::new();
     };
+    let forced = forced.unwrap_or(TOOL_NAME);
     if let Some(input) = blocks
         .iter()
-        .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"))
+        .find(|b| is_tool_use(b) && b.get("name").and_then(Value::as_str) == Some(forced))
         .and_then(|b| b.get("input"))
     {
         return input.to_string();
@@ -135,6 +178,23 @@ fn content_of(raw: &Value) -> String {
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect::<Vec<_>>()
         .join("")
+}
+
+/// The `tool_use` blocks of a Messages response other than the forced tool's, as calls.
+fn tool_calls_of(raw: &Value, forced: Option<&str>) -> Vec<ToolCall> {
+    let Some(blocks) = raw.get("content").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let forced = forced.unwrap_or(TOOL_NAME);
+    blocks
+        .iter()
+        .filter(|b| is_tool_use(b))
+        .filter_map(|b| {
+            let name = b.get("name").and_then(Value::as_str)?;
+            (name != forced)
+                .then(|| ToolCall::new(name, b.get("input").cloned().unwrap_or_else(|| json!({}))))
+        })
+        .collect()
 }
 
 #[async_trait]
@@ -171,12 +231,16 @@ impl Provider for Anthropic {
     }
 
     async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let response = self.post(&self.body(request, true)).await?;
+        let body = self.body(request, true);
+        let forced = forced_tool(&body).unwrap_or(TOOL_NAME).to_owned();
+        let response = self.post(&body).await?;
         let mut events = http::sse(response, self.settings.timeout);
         let fallback_model = request.model.clone();
         Ok(async_stream_events(move |tx| async move {
             let (mut content, mut usage, mut model, mut stop) =
                 (String::new(), Usage::default(), None, None);
+            // Offered (not forced) tool_use blocks by index: name and input JSON so far.
+            let mut calls: BTreeMap<u64, (String, String)> = BTreeMap::new();
             while let Some(event) = events.next().await {
                 let event = match event {
                     Ok(event) => event,
@@ -207,7 +271,24 @@ impl Provider for Anthropic {
                             .and_then(Value::as_u64)
                             .unwrap_or(0);
                     }
+                    "content_block_start" => {
+                        let block = data.get("content_block").unwrap_or(&Value::Null);
+                        let name = block.get("name").and_then(Value::as_str).unwrap_or("");
+                        if is_tool_use(block) && name != forced {
+                            let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+                            calls.insert(index, (name.to_owned(), String::new()));
+                        }
+                    }
                     "content_block_delta" => {
+                        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+                        if let Some((_, input)) = calls.get_mut(&index) {
+                            if let Some(piece) =
+                                data.pointer("/delta/partial_json").and_then(Value::as_str)
+                            {
+                                input.push_str(piece);
+                            }
+                            continue;
+                        }
                         let piece = data
                             .pointer("/delta/text")
                             .or_else(|| data.pointer("/delta/partial_json"))
@@ -232,9 +313,17 @@ impl Provider for Anthropic {
                             .map(str::to_owned);
                     }
                     "message_stop" => {
-                        let raw = json!({"type": "message.stream", "content": content, "stop_reason": stop, "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}});
+                        let tool_calls: Vec<ToolCall> = calls
+                            .into_values()
+                            .map(|(name, input)| ToolCall::from_text(name, &input))
+                            .collect();
+                        let mut raw = json!({"type": "message.stream", "content": content, "stop_reason": stop, "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}});
+                        if !tool_calls.is_empty() {
+                            raw["tool_calls"] = json!(tool_calls);
+                        }
                         let done = Completion {
                             content,
+                            tool_calls,
                             usage: Some(usage),
                             model: model.unwrap_or(fallback_model),
                             finish_reason: stop,
@@ -257,5 +346,91 @@ impl Provider for Anthropic {
             ))
             .await;
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::providers::ChatMessage;
+
+    fn provider(tool_output: bool) -> Anthropic {
+        let settings = HttpSettings {
+            base_url: "http://127.0.0.1:9/v1".into(),
+            api_key: None,
+            timeout: std::time::Duration::from_secs(1),
+        };
+        Anthropic::new(settings, tool_output).unwrap()
+    }
+
+    fn request(tools: Vec<Value>, format: Option<ResponseFormat>) -> ChatRequest {
+        ChatRequest {
+            model: "m".into(),
+            messages: vec![
+                ChatMessage::new(Role::System, "rules"),
+                ChatMessage::new(Role::User, "hi"),
+            ],
+            temperature: None,
+            max_tokens: None,
+            response_format: format,
+            tools,
+        }
+    }
+
+    #[test]
+    fn offered_tools_become_anthropic_tools_and_the_forced_one_stays_first() {
+        let tool = bridle_core::cards::present_question_tool();
+        let body = provider(false).body(&request(vec![tool.clone()], None), false);
+        assert_eq!(body["tools"][0]["name"], "present_question");
+        assert_eq!(
+            body["tools"][0]["input_schema"],
+            tool["function"]["parameters"]
+        );
+        assert!(body["tools"][0]["description"].is_string());
+        assert!(body.get("tool_choice").is_none(), "the model chooses");
+
+        let schema = json!({"type": "object"});
+        let format = Some(ResponseFormat::JsonSchema {
+            name: "c".into(),
+            schema: schema.clone(),
+        });
+        let body = provider(true).body(&request(Vec::new(), format.clone()), false);
+        assert_eq!(
+            body["tools"],
+            json!([{"name": "respond", "description": "Give the reply as structured data.", "input_schema": schema}])
+        );
+        assert_eq!(forced_tool(&body), Some("respond"));
+        let both = provider(true).body(&request(vec![tool], format), false);
+        assert_eq!(both["tools"].as_array().unwrap().len(), 2);
+        assert_eq!(both["tools"][0]["name"], "respond");
+        assert!(
+            provider(false)
+                .body(&request(Vec::new(), None), false)
+                .get("tools")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn tool_use_blocks_are_calls_unless_forced() {
+        let raw = json!({"content": [
+            {"type": "text", "text": "Let me ask."},
+            {"type": "tool_use", "id": "t1", "name": "present_question", "input": {"question": "Which?"}},
+            {"type": "tool_use", "id": "t2", "name": "other", "input": {}}
+        ]});
+        assert_eq!(content_of(&raw, None), "Let me ask.");
+        assert_eq!(
+            tool_calls_of(&raw, None),
+            [
+                ToolCall::new("present_question", json!({"question": "Which?"})),
+                ToolCall::new("other", json!({})),
+            ]
+        );
+        let forced = json!({"content": [
+            {"type": "tool_use", "id": "t1", "name": "respond", "input": {"a": 1}}
+        ]});
+        assert_eq!(content_of(&forced, Some("respond")), "{\"a\":1}");
+        assert!(tool_calls_of(&forced, Some("respond")).is_empty());
+        assert_eq!(content_of(&forced, None), "{\"a\":1}");
     }
 }

@@ -1,6 +1,8 @@
 //! [`Mock`]: the built-in mock LLM as an in-process provider — the zero-config default. The
 //! same model as `bridle mock-llm` (`bridle_mock::MockModel`: schema-driven replies, scripted or
-//! random faults that feedback naming the right path fixes), without HTTP.
+//! random faults that feedback naming the right path fixes), without HTTP. Offered function
+//! tools reach the model as [`MockTool`]s, and its calls come back as
+//! [`Completion::tool_calls`].
 
 use super::events::async_stream_events;
 use super::{
@@ -8,8 +10,10 @@ use super::{
     Role, Usage,
 };
 use async_trait::async_trait;
-use bridle_core::Contracts;
-use bridle_mock::{MockConfig, MockMessage, MockModel, MockReply, MockRequest, ReplyFormat};
+use bridle_core::{Contracts, ToolCall};
+use bridle_mock::{
+    MockConfig, MockMessage, MockModel, MockReply, MockRequest, MockTool, ReplyFormat,
+};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
@@ -53,11 +57,23 @@ impl Mock {
             Some(ResponseFormat::JsonObject) => ReplyFormat::JsonObject,
             None => ReplyFormat::Free,
         };
+        let tools = request
+            .tools
+            .iter()
+            .filter_map(|tool| {
+                let function = tool.get("function")?;
+                Some(MockTool {
+                    name: function.get("name").and_then(Value::as_str)?.to_owned(),
+                    parameters: function.get("parameters").cloned().unwrap_or(Value::Null),
+                })
+            })
+            .collect();
         MockRequest {
             model: request.model.clone(),
             messages,
             format,
             stream,
+            tools,
         }
     }
 
@@ -73,9 +89,14 @@ impl Mock {
             tokio::time::sleep(delay).await;
         }
         let fault = reply.fault().map(|f| f.name());
-        let (content, usage) = match reply {
-            MockReply::Text { content, usage, .. } => (content, usage),
-            MockReply::ToolCall { input, usage, .. } => (input.to_string(), usage),
+        let (content, calls, usage) = match reply {
+            MockReply::Text {
+                content,
+                calls,
+                usage,
+                ..
+            } => (content, calls, usage),
+            MockReply::ToolCall { input, usage, .. } => (input.to_string(), Vec::new(), usage),
             MockReply::Http {
                 status,
                 retry_after,
@@ -98,12 +119,24 @@ impl Mock {
             input_tokens: usage.prompt_tokens,
             output_tokens: usage.completion_tokens,
         };
+        let tool_calls: Vec<ToolCall> = calls
+            .into_iter()
+            .map(|call| ToolCall::new(call.name, call.arguments))
+            .collect();
+        let mut raw = json!({"object": "bridle.mock.completion", "content": content, "fault": fault, "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}});
+        let finish = if tool_calls.is_empty() {
+            "stop"
+        } else {
+            raw["tool_calls"] = json!(tool_calls);
+            "tool_calls"
+        };
         Ok(Completion {
-            raw: json!({"object": "bridle.mock.completion", "content": content, "fault": fault, "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}}),
+            raw,
             content,
+            tool_calls,
             usage: Some(usage),
             model: request.model.clone(),
-            finish_reason: Some("stop".into()),
+            finish_reason: Some(finish.into()),
         })
     }
 }

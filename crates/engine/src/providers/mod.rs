@@ -14,6 +14,7 @@ pub use http::HttpSettings;
 pub use openai::{OpenAi, OpenAiOptions};
 
 use async_trait::async_trait;
+use bridle_core::ToolCall;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -94,6 +95,11 @@ pub struct ChatRequest {
     /// Native structured output, when supported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_format: Option<ResponseFormat>,
+    /// Function tools the model may call (not forced), as OpenAI function tool bodies
+    /// `{"type": "function", "function": {name, description, parameters}}`; each provider
+    /// writes them in its own form.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Value>,
 }
 
 /// Tokens a call used.
@@ -117,6 +123,9 @@ impl std::ops::AddAssign for Usage {
 pub struct Completion {
     /// The reply text (for a forced tool call: the tool input as JSON text).
     pub content: String,
+    /// The offered tools the model called (in order), arguments parsed; empty for a forced
+    /// tool call, whose input is `content`.
+    pub tool_calls: Vec<ToolCall>,
     /// Tokens used, when the provider says.
     pub usage: Option<Usage>,
     /// The model that answered.
@@ -125,6 +134,22 @@ pub struct Completion {
     pub finish_reason: Option<String>,
     /// The provider's response body as received (for a stream: the assembled events).
     pub raw: Value,
+}
+
+impl Completion {
+    /// The reply as one text: the content, then each tool call as a `name({…})` line. What is
+    /// stored as an attempt's content and shown back to the model before retry feedback.
+    pub fn transcript(&self) -> String {
+        if self.tool_calls.is_empty() {
+            return self.content.clone();
+        }
+        let mut parts: Vec<String> = Vec::with_capacity(self.tool_calls.len() + 1);
+        if !self.content.trim().is_empty() {
+            parts.push(self.content.trim_end().to_owned());
+        }
+        parts.extend(self.tool_calls.iter().map(ToolCall::to_text));
+        parts.join("\n\n")
+    }
 }
 
 /// One event of a streamed completion.
@@ -297,6 +322,32 @@ mod tests {
             assert!(!status(s).is_retryable(), "{s}");
         }
         assert!(ProviderError::Timeout(Duration::from_secs(1)).is_retryable());
+    }
+
+    #[test]
+    fn a_transcript_shows_the_text_then_the_calls() {
+        let mut completion = Completion {
+            content: "Let me ask.\n".into(),
+            tool_calls: Vec::new(),
+            usage: None,
+            model: "m".into(),
+            finish_reason: None,
+            raw: Value::Null,
+        };
+        assert_eq!(completion.transcript(), "Let me ask.\n");
+        completion.tool_calls = vec![
+            ToolCall::new(
+                "present_question",
+                serde_json::json!({"question": "Which?"}),
+            ),
+            ToolCall::from_text("present_question", "{broken"),
+        ];
+        assert_eq!(
+            completion.transcript(),
+            "Let me ask.\n\npresent_question({\"question\":\"Which?\"})\n\npresent_question({broken)"
+        );
+        completion.content = "  ".into();
+        assert!(completion.transcript().starts_with("present_question("));
     }
 
     #[test]

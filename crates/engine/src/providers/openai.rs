@@ -2,7 +2,9 @@
 //! llama.cpp server, GPUStack), non-streaming and streaming. Passes `response_format`
 //! `json_schema` through when the model entry says the server supports it (Bridle validates
 //! either way), and merges the system text into the first user message for models without a
-//! system role.
+//! system role. Offered function tools go out as `tools` (the choice left to the model), and
+//! the calls come back from `message.tool_calls` — or, streamed, from the `delta.tool_calls`
+//! pieces, joined by index.
 
 use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
@@ -11,8 +13,10 @@ use super::{
     Role, Usage, non_streaming,
 };
 use async_trait::async_trait;
+use bridle_core::ToolCall;
 use futures::StreamExt;
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 /// Per-model behaviour of an OpenAI-compatible server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -78,6 +82,9 @@ impl OpenAi {
         if stream {
             body["stream_options"] = json!({"include_usage": true});
         }
+        if !request.tools.is_empty() {
+            body["tools"] = Value::Array(request.tools.clone());
+        }
         if self.options.native_structured_output {
             match &request.response_format {
                 Some(ResponseFormat::JsonSchema { name, schema }) => {
@@ -116,8 +123,10 @@ impl OpenAi {
             Some(Value::Null) | None => String::new(),
             Some(other) => other.to_string(),
         };
+        let tool_calls = choice.get("message").map(tool_calls_of).unwrap_or_default();
         Ok(Completion {
             content,
+            tool_calls,
             usage: usage_of(&raw),
             model: raw
                 .get("model")
@@ -150,6 +159,75 @@ fn schema_name(name: &str) -> String {
         "reply".to_owned()
     } else {
         cleaned
+    }
+}
+
+/// The calls of a Chat Completions message: `tool_calls[].function.{name, arguments}`, the
+/// arguments given as JSON text (an object is taken as it is). Entries without a name are
+/// skipped.
+fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
+    let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    calls
+        .iter()
+        .filter_map(|call| {
+            let function = call.get("function")?;
+            let name = function.get("name").and_then(Value::as_str)?;
+            Some(match function.get("arguments") {
+                Some(Value::String(text)) => ToolCall::from_text(name, text),
+                None | Some(Value::Null) => ToolCall::from_text(name, ""),
+                Some(other) => ToolCall::new(name, other.clone()),
+            })
+        })
+        .collect()
+}
+
+/// Tool calls streamed as `delta.tool_calls[{index, function: {name, arguments}}]` pieces:
+/// the name and the arguments text of each index are concatenated.
+#[derive(Debug, Default)]
+struct StreamedCalls(BTreeMap<u64, (String, String)>);
+
+impl StreamedCalls {
+    /// Takes the tool call pieces of one chunk's `delta`.
+    fn add(&mut self, delta: &Value) {
+        let Some(pieces) = delta.get("tool_calls").and_then(Value::as_array) else {
+            return;
+        };
+        for (position, piece) in pieces.iter().enumerate() {
+            let index = piece
+                .get("index")
+                .and_then(Value::as_u64)
+                .unwrap_or(position as u64);
+            let (name, arguments) = self.0.entry(index).or_default();
+            let text = |key: &str| {
+                piece
+                    .pointer(&format!("/function/{key}"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+            };
+            name.push_str(text("name"));
+            arguments.push_str(text("arguments"));
+        }
+    }
+
+    /// The assembled calls, in index order (nameless ones skipped).
+    fn calls(&self) -> Vec<ToolCall> {
+        self.0
+            .values()
+            .filter(|(name, _)| !name.is_empty())
+            .map(|(name, arguments)| ToolCall::from_text(name, arguments))
+            .collect()
+    }
+
+    /// The assembled calls as the `tool_calls` of a message, for the stored raw answer.
+    fn raw(&self) -> Value {
+        self.0
+            .iter()
+            .map(|(index, (name, arguments))| {
+                json!({"index": index, "type": "function", "function": {"name": name, "arguments": arguments}})
+            })
+            .collect()
     }
 }
 
@@ -210,6 +288,7 @@ impl Provider for OpenAi {
         let fallback_model = request.model.clone();
         let stream = async_stream_events(move |tx| async move {
             let (mut content, mut usage, mut model, mut finish) = (String::new(), None, None, None);
+            let mut calls = StreamedCalls::default();
             let mut chunks = 0u64;
             while let Some(event) = events.next().await {
                 let event = match event {
@@ -217,9 +296,13 @@ impl Provider for OpenAi {
                     Err(e) => return tx.error(e).await,
                 };
                 if event.data.trim() == "[DONE]" {
-                    let raw = json!({"object": "chat.completion.stream", "chunks": chunks, "content": content, "finish_reason": finish, "usage": usage.map(|u: Usage| json!({"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens}))});
+                    let mut raw = json!({"object": "chat.completion.stream", "chunks": chunks, "content": content, "finish_reason": finish, "usage": usage.map(|u: Usage| json!({"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens}))});
+                    if !calls.0.is_empty() {
+                        raw["tool_calls"] = calls.raw();
+                    }
                     let done = Completion {
                         content,
+                        tool_calls: calls.calls(),
                         usage,
                         model: model.unwrap_or(fallback_model),
                         finish_reason: finish,
@@ -256,6 +339,9 @@ impl Provider for OpenAi {
                 {
                     finish = Some(reason.to_owned());
                 }
+                if let Some(delta) = chunk.pointer("/choices/0/delta") {
+                    calls.add(delta);
+                }
                 if let Some(delta) = chunk
                     .pointer("/choices/0/delta/content")
                     .and_then(Value::as_str)
@@ -273,5 +359,91 @@ impl Provider for OpenAi {
             .await;
         });
         Ok(stream)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_calls_are_read_from_the_message() {
+        let message = json!({
+            "role": "assistant",
+            "content": null,
+            "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "present_question", "arguments": "{\"question\": \"Which?\"}"}},
+                {"id": "call_2", "type": "function",
+                 "function": {"name": "present_question", "arguments": "{\"question\": "}},
+                {"id": "call_3", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}},
+                {"id": "call_4", "type": "function", "function": {"arguments": "{}"}}
+            ]
+        });
+        let calls = tool_calls_of(&message);
+        assert_eq!(
+            calls,
+            [
+                ToolCall::new("present_question", json!({"question": "Which?"})),
+                ToolCall::new("present_question", json!("{\"question\": ")),
+                ToolCall::new("f", json!({"a": 1})),
+            ]
+        );
+        assert!(tool_calls_of(&json!({"content": "hi"})).is_empty());
+    }
+
+    #[test]
+    fn streamed_tool_call_pieces_are_joined_by_index() {
+        let mut calls = StreamedCalls::default();
+        for delta in [
+            json!({"role": "assistant", "content": ""}),
+            json!({"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                   "function": {"name": "present_question", "arguments": ""}}]}),
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"question\":"}}]}),
+            json!({"tool_calls": [{"index": 1, "id": "call_2", "type": "function",
+                                   "function": {"name": "other", "arguments": "{}"}}]}),
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"Which?\"}"}}]}),
+            json!({}),
+        ] {
+            calls.add(&delta);
+        }
+        assert_eq!(
+            calls.calls(),
+            [
+                ToolCall::new("present_question", json!({"question": "Which?"})),
+                ToolCall::new("other", json!({})),
+            ]
+        );
+        assert_eq!(
+            calls.raw()[0]["function"]["arguments"],
+            "{\"question\": \"Which?\"}"
+        );
+    }
+
+    #[test]
+    fn offered_tools_are_sent_without_forcing_a_choice() {
+        let provider = OpenAi::new(
+            HttpSettings {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: None,
+                timeout: std::time::Duration::from_secs(1),
+            },
+            OpenAiOptions::default(),
+        )
+        .unwrap();
+        let tool = bridle_core::cards::present_question_tool();
+        let mut request = ChatRequest {
+            model: "m".into(),
+            messages: vec![super::super::ChatMessage::new(Role::User, "hi")],
+            temperature: None,
+            max_tokens: None,
+            response_format: None,
+            tools: vec![tool.clone()],
+        };
+        let body = provider.body(&request, false);
+        assert_eq!(body["tools"], json!([tool]));
+        assert!(body.get("tool_choice").is_none());
+        request.tools.clear();
+        assert!(provider.body(&request, true).get("tools").is_none());
     }
 }

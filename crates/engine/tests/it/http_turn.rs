@@ -15,6 +15,7 @@ on_both_backends! {
     stored_attempts_equal_the_request_log: sqlite_stored_attempts_equal_the_request_log, postgres_stored_attempts_equal_the_request_log;
     unauthorized_is_not_retried: sqlite_unauthorized_is_not_retried, postgres_unauthorized_is_not_retried;
     anthropic_tool_output_end_to_end: sqlite_anthropic_tool_output_end_to_end, postgres_anthropic_tool_output_end_to_end;
+    present_question_over_http: sqlite_present_question_over_http, postgres_present_question_over_http;
 }
 
 fn engine(
@@ -221,4 +222,71 @@ async fn replay_resends_the_stored_request_with_the_key(store: Arc<dyn Store>) {
         "{refused}"
     );
     assert!(elsewhere.requests().is_empty());
+}
+
+/// The tool form over real HTTP, OpenAI and Anthropic: the request offers `present_question`
+/// without forcing it, a first call missing a required argument is retried with feedback, the
+/// second call becomes the card; the stored bodies are the bodies sent.
+async fn present_question_over_http(store: Arc<dyn Store>) {
+    for kind in ["openai", "anthropic"] {
+        let server = MockServer::start(MockConfig {
+            script: Some(bridle_mock::Script {
+                turns: vec![bridle_mock::ScriptTurn {
+                    attempts: vec![bridle_mock::Step::Fault(Fault::MissingRequired)],
+                }],
+            }),
+            ..MockConfig::default()
+        })
+        .await
+        .unwrap();
+        let engine = engine(Arc::clone(&store), &server, kind, KEY, false);
+        let conversation = engine
+            .start_conversation("ada", "question-cards", json!({"mode": "discovery"}))
+            .await
+            .unwrap();
+        let outcome = engine
+            .send(&conversation.id, "I want an app for my flat", None)
+            .await
+            .unwrap();
+        assert_eq!(outcome.attempts, 2, "{kind}");
+        let card = &outcome.value["question_cards"][0];
+        assert_eq!(card["metadata"]["option_style"], "tool", "{kind}");
+        assert_eq!(card["options"].as_array().unwrap().len(), 3, "{kind}");
+
+        let logged = server.requests();
+        assert_eq!(logged.len(), 2, "{kind}");
+        let tool_name = match kind {
+            "openai" => &logged[0].body["tools"][0]["function"]["name"],
+            _ => &logged[0].body["tools"][0]["name"],
+        };
+        assert_eq!(tool_name, "present_question", "{kind}");
+        assert!(
+            logged[0].body.get("tool_choice").is_none(),
+            "{kind}: not forced"
+        );
+        let stored: Vec<_> = store
+            .messages(&conversation.id, View::Admin)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.data.role == MessageRole::Assistant)
+            .collect();
+        assert_eq!(stored.len(), 2, "{kind}");
+        for (attempt, request) in stored.iter().zip(&logged) {
+            assert_eq!(
+                attempt.data.request_payload.as_ref().unwrap()["body"],
+                request.body,
+                "{kind}"
+            );
+        }
+        assert!(!stored[0].data.is_validated, "{kind}");
+        assert!(
+            stored[0].data.violations[0]
+                .path
+                .starts_with("/tool_calls/0/arguments"),
+            "{kind}: {:?}",
+            stored[0].data.violations
+        );
+        assert!(stored[1].data.is_validated, "{kind}");
+    }
 }

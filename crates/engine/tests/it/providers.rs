@@ -72,6 +72,7 @@ fn request() -> ChatRequest {
         temperature: Some(0.2),
         max_tokens: Some(2048),
         response_format: None,
+        tools: Vec::new(),
     }
 }
 
@@ -347,4 +348,65 @@ async fn native_structured_output_is_passed_through_where_enabled() {
     );
     let (deltas, done) = collect(&anthropic, &req).await;
     assert_eq!(deltas, done.unwrap());
+}
+
+/// A question-cards request in discovery mode offering the `present_question` tool.
+fn card_request() -> ChatRequest {
+    let contracts = Contracts::builtin().unwrap();
+    let contract = contracts.get("question-cards").unwrap();
+    let context = Context::new().with("mode", "discovery");
+    ChatRequest {
+        model: "test-model".into(),
+        messages: vec![
+            ChatMessage::new(Role::System, contract.instructions(&context)),
+            ChatMessage::new(Role::User, "I want an app for my flat"),
+        ],
+        temperature: None,
+        max_tokens: Some(1024),
+        response_format: None,
+        tools: contract.tools(&context),
+    }
+}
+
+#[tokio::test]
+async fn every_provider_returns_the_tool_calls_whole_and_streamed() {
+    let contracts = Contracts::builtin().unwrap();
+    let contract = contracts.get("question-cards").unwrap();
+    let context = Context::new()
+        .with("mode", "discovery")
+        .with("turn_id", "t");
+    for kind in ALL {
+        let (_server, p) =
+            provider(kind, MockConfig::default(), None, Duration::from_secs(10)).await;
+        let whole = p.complete(&card_request()).await.unwrap();
+        assert_eq!(whole.tool_calls.len(), 1, "{kind:?}: {whole:?}");
+        assert_eq!(whole.tool_calls[0].name, "present_question");
+        assert!(!whole.content.is_empty(), "{kind:?}");
+        let checked = contract.check_reply(&whole.content, &whole.tool_calls, &context);
+        assert!(checked.is_valid(), "{kind:?}: {:?}", checked.violations);
+        assert_eq!(
+            checked.value.unwrap()["question_cards"][0]["metadata"]["option_style"],
+            "tool"
+        );
+
+        let mut stream = p.stream(&card_request()).await.unwrap();
+        let mut deltas = String::new();
+        let mut done = None;
+        while let Some(event) = stream.next().await {
+            match event.unwrap() {
+                StreamEvent::Delta(d) => deltas.push_str(&d),
+                StreamEvent::Done(c) => done = Some(c),
+            }
+        }
+        let done = done.unwrap();
+        assert_eq!(done.tool_calls, whole.tool_calls, "{kind:?}");
+        assert_eq!(
+            deltas, done.content,
+            "{kind:?}: only the text is streamed as deltas"
+        );
+        assert_eq!(done.content, whole.content, "{kind:?}");
+        if kind != Kind::InProcess {
+            assert_eq!(done.finish_reason, whole.finish_reason, "{kind:?}");
+        }
+    }
 }

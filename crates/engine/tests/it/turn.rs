@@ -42,6 +42,8 @@ on_both_backends! {
     xml_contracts_run_the_same_turn: sqlite_xml_contracts_run_the_same_turn, postgres_xml_contracts_run_the_same_turn;
     marker_contracts_run_the_same_turn: sqlite_marker_contracts_run_the_same_turn, postgres_marker_contracts_run_the_same_turn;
     question_cards_come_from_the_mode: sqlite_question_cards_come_from_the_mode, postgres_question_cards_come_from_the_mode;
+    present_question_calls_become_cards: sqlite_present_question_calls_become_cards, postgres_present_question_calls_become_cards;
+    a_bad_present_question_call_is_retried: sqlite_a_bad_present_question_call_is_retried, postgres_a_bad_present_question_call_is_retried;
 }
 
 /// An engine over `store` with the in-process mock configured by `mock` (TOML lines of its
@@ -740,4 +742,110 @@ async fn question_cards_come_from_the_mode(store: Arc<dyn Store>) {
         .unwrap();
     assert_eq!(outcome.value["question_cards"], json!([]));
     assert!(!outcome.value["message"].as_str().unwrap().is_empty());
+}
+
+/// The tool form: in discovery mode the engine offers `present_question`, the mock calls it,
+/// and the call becomes the card; the stored attempt has the `tools` it was offered, the
+/// call in its content and raw response. Outside the card modes no tool is offered.
+async fn present_question_calls_become_cards(store: Arc<dyn Store>) {
+    let chat = engine(Arc::clone(&store), "seed = 4", "");
+    let discovery = chat
+        .start_conversation("ada", "question-cards", json!({"mode": "discovery"}))
+        .await
+        .unwrap();
+    let outcome = chat
+        .send(&discovery.id, "I want an app for my flat", None)
+        .await
+        .unwrap();
+    assert_eq!(outcome.attempts, 1);
+    let cards = outcome.value["question_cards"].as_array().unwrap();
+    assert_eq!(cards.len(), 1, "{}", outcome.value);
+    let card = &cards[0];
+    assert_eq!(card["metadata"]["option_style"], "tool");
+    assert_eq!(card["category"], "discovery");
+    assert!(card["question_text"].as_str().unwrap().ends_with('?'));
+    assert_eq!(card["options"].as_array().unwrap().len(), 3);
+    assert!(!outcome.value["message"].as_str().unwrap().is_empty());
+
+    let stored = &attempts(&admin_view(&chat, &discovery.id).await, &outcome.turn_id)[0];
+    let body = &stored.data.request_payload.as_ref().unwrap()["body"];
+    assert_eq!(body["tools"][0]["type"], "function");
+    assert_eq!(body["tools"][0]["function"]["name"], "present_question");
+    assert!(stored.data.is_validated);
+    assert!(
+        stored.data.content.contains("present_question({"),
+        "{}",
+        stored.data.content
+    );
+    assert_eq!(
+        stored.data.raw_response.as_ref().unwrap()["tool_calls"][0]["name"],
+        "present_question"
+    );
+    assert_eq!(stored.data.value.as_ref(), Some(&outcome.value));
+
+    let build = chat
+        .start_conversation("ada", "question-cards", json!({"mode": "build"}))
+        .await
+        .unwrap();
+    let outcome = chat.send(&build.id, "Make it blue", None).await.unwrap();
+    assert_eq!(outcome.value["question_cards"], json!([]));
+    let stored = &attempts(&admin_view(&chat, &build.id).await, &outcome.turn_id)[0];
+    let body = &stored.data.request_payload.as_ref().unwrap()["body"];
+    assert!(
+        body.get("tools").is_none(),
+        "no tools outside the card modes: {body}"
+    );
+}
+
+/// A first call with a required argument missing is an invalid attempt; the retry shows the
+/// model its call and feedback naming `/tool_calls/0/arguments…`, and the second call is valid.
+async fn a_bad_present_question_call_is_retried(store: Arc<dyn Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let steps = json!({"turns": [{"attempts": [{"fault": {"kind": "missing_required"}}]}]});
+    let chat = engine(Arc::clone(&store), &script(&dir, &steps), "");
+    let conversation = chat
+        .start_conversation("ada", "question-cards", json!({"mode": "clarification"}))
+        .await
+        .unwrap();
+    let outcome = chat
+        .send(&conversation.id, "Make it work offline", None)
+        .await
+        .unwrap();
+    assert!(!outcome.fallback);
+    assert_eq!(outcome.attempts, 2);
+    let tried = attempts(&admin_view(&chat, &conversation.id).await, &outcome.turn_id);
+    assert_eq!(tried.len(), 2);
+    assert!(!tried[0].data.is_validated);
+    assert!(
+        tried[0]
+            .data
+            .violations
+            .iter()
+            .all(|v| v.path.starts_with("/tool_calls/0/arguments")),
+        "{:?}",
+        tried[0].data.violations
+    );
+    assert!(tried[1].data.is_validated);
+    let sent = tried[1].data.request_payload.as_ref().unwrap()["body"]["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let (bad, feedback) = (&sent[sent.len() - 2], &sent[sent.len() - 1]);
+    assert_eq!(bad["role"], "assistant");
+    assert_eq!(bad["content"], tried[0].data.content.as_str());
+    assert!(
+        bad["content"]
+            .as_str()
+            .unwrap()
+            .contains("present_question(")
+    );
+    let feedback = feedback["content"].as_str().unwrap();
+    assert!(feedback.contains("/tool_calls/0/arguments"), "{feedback}");
+    assert!(
+        feedback.contains("Call the tool `present_question` again"),
+        "{feedback}"
+    );
+    let cards = outcome.value["question_cards"].as_array().unwrap();
+    assert_eq!(cards.len(), 1);
+    assert_eq!(cards[0]["category"], "clarification");
 }

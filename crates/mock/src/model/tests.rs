@@ -342,3 +342,100 @@ fn malformed_and_empty_requests_still_get_answers() {
     };
     let _ = mock.respond(&odd);
 }
+
+fn cards_contract() -> Arc<Contract> {
+    Contracts::builtin().unwrap().get("question-cards").unwrap()
+}
+
+/// A question-cards request in `mode`, offering the `present_question` tool when `offered`.
+fn cards_request(mode: &str, offered: bool, retries: &[(String, String)]) -> MockRequest {
+    let contract = cards_contract();
+    let context = Context::new().with("mode", mode);
+    let mut request = request(
+        &contract.instructions(&context),
+        "I want an app for my flat",
+        retries,
+    );
+    if offered {
+        let tool = bridle_core::cards::present_question_tool();
+        request.tools = vec![crate::request::MockTool {
+            name: tool["function"]["name"].as_str().unwrap().to_owned(),
+            parameters: tool["function"]["parameters"].clone(),
+        }];
+    }
+    request
+}
+
+fn calls(reply: &MockReply) -> Vec<bridle_core::ToolCall> {
+    match reply {
+        MockReply::Text { calls, .. } => calls
+            .iter()
+            .map(|c| bridle_core::ToolCall::new(c.name.clone(), c.arguments.clone()))
+            .collect(),
+        other => panic!("not text: {other:?}"),
+    }
+}
+
+#[test]
+fn an_offered_present_question_tool_is_called_in_card_modes_only() {
+    let contract = cards_contract();
+    let discovery = Context::new().with("mode", "discovery");
+    for seed in 0..10 {
+        let mock = model(MockConfig::new().with_seed(seed));
+        let reply = mock.respond(&cards_request("discovery", true, &[]));
+        let made = calls(&reply);
+        assert_eq!(made.len(), 1, "seed {seed}");
+        assert_eq!(made[0].name, "present_question");
+        let checked = contract.check_reply(text(&reply), &made, &discovery);
+        assert!(checked.is_valid(), "seed {seed}: {:?}", checked.violations);
+        let value = checked.value.unwrap();
+        let card = &value["question_cards"][0];
+        assert!(card["question_text"].as_str().unwrap().ends_with('?'));
+        assert_eq!(card["options"].as_array().unwrap().len(), 3);
+        assert_eq!(card["options"][1]["is_default"], true);
+        assert!(card["rationale"].is_string());
+        // Deterministic.
+        let again = model(MockConfig::new().with_seed(seed)).respond(&cards_request(
+            "discovery",
+            true,
+            &[],
+        ));
+        assert_eq!(again, reply);
+    }
+    let mock = model(MockConfig::new().with_seed(3));
+    // Not offered: the question is written as text.
+    assert!(calls(&mock.respond(&cards_request("discovery", false, &[]))).is_empty());
+    // Not a card mode: no question at all.
+    assert!(calls(&mock.respond(&cards_request("build", true, &[]))).is_empty());
+}
+
+#[test]
+fn structural_faults_break_the_call_and_naming_them_fixes_it() {
+    let contract = cards_contract();
+    let discovery = Context::new().with("mode", "discovery");
+    for fault in [Fault::MissingRequired, Fault::WrongKey] {
+        for seed in 0..6 {
+            let mock = faulty(fault, seed);
+            let first = mock.respond(&cards_request("discovery", true, &[]));
+            assert_eq!(first.fault(), Some(fault), "{fault} seed {seed}");
+            let target = first.info().target.clone().unwrap();
+            assert!(target.starts_with("/tool_calls/0/arguments"), "{target}");
+            let checked = contract.check_reply(text(&first), &calls(&first), &discovery);
+            assert!(!checked.is_valid(), "{fault} seed {seed}");
+            let good = contract.feedback(&checked);
+            assert!(mentions(&good, &target), "{fault}: {target} not in {good}");
+            let shown = format!("{}\n\n{}", text(&first), calls(&first)[0].to_text());
+            let fixed = mock.respond(&cards_request("discovery", true, &[(shown, good)]));
+            let checked = contract.check_reply(text(&fixed), &calls(&fixed), &discovery);
+            assert!(
+                checked.is_valid(),
+                "{fault} seed {seed}: {:?}",
+                checked.violations
+            );
+        }
+    }
+    // Faults with nothing to break in a call leave it valid.
+    let first = faulty(Fault::Fence, 1).respond(&cards_request("discovery", true, &[]));
+    assert_eq!(first.fault(), None);
+    assert_eq!(calls(&first).len(), 1);
+}

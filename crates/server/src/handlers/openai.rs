@@ -271,6 +271,7 @@ async fn passthrough(
             .or(body.max_tokens)
             .or(model.settings.max_tokens),
         response_format: None,
+        tools: Vec::new(),
     };
     let completion = model
         .provider
