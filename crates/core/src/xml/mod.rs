@@ -3,8 +3,11 @@
 //! schema), and the way back ([`write`]) for examples and the mock; [`query`] builds the
 //! `<llmQuery>` a topic-analysis conversation sends.
 
+mod frame;
+mod locate;
 pub mod query;
 mod read;
+mod run;
 pub mod shape;
 mod write;
 
