@@ -29,6 +29,15 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("read_only", label), &reply, |b, raw| {
             b.iter(|| bridle_core::xml::read(black_box(raw), "llmResponse", &shape));
         });
+        // Validation alone (schema and rules) of the value the read gives.
+        let value = checked.value.clone().expect("a read value");
+        group.bench_with_input(
+            BenchmarkId::new("validate_only", label),
+            &value,
+            |b, value| {
+                b.iter(|| contract.validate(black_box(value)));
+            },
+        );
     }
     group.finish();
 }

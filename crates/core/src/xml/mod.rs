@@ -4,8 +4,11 @@
 //! `<llmQuery>` a topic-analysis conversation sends, from the [`topic::TopicState`] kept
 //! with the conversation.
 
+mod frame;
+mod locate;
 pub mod query;
 mod read;
+mod run;
 pub mod shape;
 pub mod topic;
 mod write;

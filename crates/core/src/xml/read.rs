@@ -12,13 +12,21 @@
 //! attributes and text the shape does not keep are left out and reported as repairs (the
 //! lenient reading of the protocol's forward compatibility). The value is the root element's
 //! content; the root's name is checked.
+//!
+//! Cheap on the common path: the text between two pieces of markup is read in one step
+//! ([`text_run`]), element and attribute names are matched as bytes and keyed with the
+//! shape's own strings, and a JSON pointer is only built when a violation or repair names it.
 
-use super::shape::{Member, Scalar, Shape};
+use super::frame::{Frame, index_in, pointer, pointer_to, typed, typed_scalar};
+use super::locate::locate;
+use super::run::{Resolved, resolve_reference, text_run};
+use super::shape::Shape;
 use crate::report::{Repair, Violation};
 use crate::schema::cut;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
+use std::borrow::Cow;
 
 /// Deepest element nesting read.
 pub const MAX_DEPTH: usize = 64;
@@ -39,18 +47,6 @@ pub struct XmlRead {
 
 /// The shape of an element the schema does not describe.
 static ANY: Shape = Shape::Any;
-
-/// One open element.
-struct Frame<'s> {
-    /// JSON pointer of the element's value.
-    path: String,
-    name: String,
-    shape: &'s Shape,
-    members: Map<String, Value>,
-    text: String,
-    /// Kept (false: inside an element the shape leaves out; read only for well-formedness).
-    kept: bool,
-}
 
 /// Reads `raw` (the reply) as a document whose root element is `root`.
 pub fn read(raw: &str, root: &str, shape: &Shape) -> XmlRead {
@@ -82,73 +78,6 @@ fn rejected(violation: Violation, repairs: Vec<Repair>) -> XmlRead {
     }
 }
 
-/// The document inside `raw`: without a byte-order mark, a code fence, or text before the
-/// root's start tag and after its end tag (each a reported repair).
-fn locate<'a>(raw: &'a str, root: &str, repairs: &mut Vec<Repair>) -> Result<&'a str, Violation> {
-    let text = raw.strip_prefix('\u{feff}').unwrap_or(raw).trim();
-    let open = format!("<{root}");
-    let Some(root_start) = find_start_tag(text, &open) else {
-        return Err(Violation::new(
-            "",
-            "not_xml",
-            format!("the reply contains no <{root}> document; send only the XML"),
-        )
-        .with_found(cut(text, 60)));
-    };
-    // A declaration or DOCTYPE before the root belongs to the document: the parser reads the
-    // encoding from the one and refuses the other.
-    let prolog = ["<?xml", "<!DOCTYPE", "<!doctype"]
-        .iter()
-        .filter_map(|mark| text[..root_start].find(mark))
-        .min();
-    let start = prolog.unwrap_or(root_start);
-    let close = format!("</{root}>");
-    let end = text
-        .rfind(&close)
-        .filter(|&end| end >= start)
-        .map_or(text.len(), |end| end + close.len());
-    let (before, after) = (&text[..start], &text[end..]);
-    if !before.trim().is_empty() || !after.trim().is_empty() {
-        let fenced = before.trim_end().ends_with("```xml")
-            || before.trim_end().ends_with("```")
-            || after.trim_start().starts_with("```");
-        let prose = strip_fence_marks(before).trim().is_empty()
-            && strip_fence_marks(after).trim().is_empty();
-        if fenced {
-            repairs.push(Repair::text(
-                "code_fence",
-                1,
-                "removed the code fence around the XML",
-            ));
-        }
-        if !prose {
-            repairs.push(Repair::text(
-                "surrounding_prose",
-                1,
-                "removed the text before and after the XML document",
-            ));
-        }
-    }
-    Ok(&text[start..end])
-}
-
-/// The first `<root` that is a whole tag name (`<root>`, `<root `, `<root/`).
-fn find_start_tag(text: &str, open: &str) -> Option<usize> {
-    let mut from = 0;
-    while let Some(found) = text[from..].find(open) {
-        let at = from + found;
-        match text[at + open.len()..].chars().next() {
-            Some('>' | '/' | ' ' | '\t' | '\n' | '\r') => return Some(at),
-            _ => from = at + open.len(),
-        }
-    }
-    None
-}
-
-fn strip_fence_marks(text: &str) -> String {
-    text.replace("```xml", "").replace("```", "")
-}
-
 struct State {
     repairs: Vec<Repair>,
     violations: Vec<Violation>,
@@ -156,27 +85,23 @@ struct State {
 }
 
 impl State {
-    fn parse<'s>(
+    fn parse<'s, 'a>(
         &mut self,
-        document: &str,
-        root: &str,
+        document: &'a str,
+        root: &'s str,
         shape: &'s Shape,
     ) -> Result<Value, Violation> {
         let mut reader = Reader::from_str(document);
         let config = reader.config_mut();
         config.check_end_names = true;
         config.expand_empty_elements = false;
-        let mut stack: Vec<Frame<'s>> = Vec::new();
+        let mut stack: Vec<Frame<'s, 'a>> = Vec::with_capacity(8);
         let mut value = None;
         loop {
-            let event = reader.read_event().map_err(|e| {
-                syntax(
-                    &e.to_string(),
-                    document,
-                    reader.error_position(),
-                    stack.last(),
-                )
-            })?;
+            let event = reader
+                .read_event()
+                .map_err(|e| syntax(&e.to_string(), document, reader.error_position(), &stack))?;
+            let mut markup = false;
             match event {
                 Event::DocType(_) => {
                     return Err(Violation::new(
@@ -202,55 +127,59 @@ impl State {
                 Event::Start(start) => {
                     let frame = self.open(&start, &stack, root, shape, value.is_some())?;
                     stack.push(frame);
+                    markup = true;
                 }
                 Event::Empty(start) => {
                     let frame = self.open(&start, &stack, root, shape, value.is_some())?;
                     self.close(frame, &mut stack, &mut value);
+                    markup = true;
                 }
                 Event::End(_) => {
                     if let Some(frame) = stack.pop() {
                         self.close(frame, &mut stack, &mut value);
                     }
+                    markup = true;
                 }
                 Event::Text(text) => {
                     let decoded = text.xml10_content().map_err(|e| {
-                        syntax(
-                            &e.to_string(),
-                            document,
-                            reader.buffer_position(),
-                            stack.last(),
-                        )
+                        syntax(&e.to_string(), document, reader.buffer_position(), &stack)
                     })?;
-                    push_text(&mut stack, &decoded, document, reader.buffer_position())?;
+                    push_text(&mut stack, decoded, document, reader.buffer_position())?;
                 }
                 Event::CData(data) => {
                     let decoded = data.decode().map_err(|e| {
-                        syntax(
-                            &e.to_string(),
-                            document,
-                            reader.buffer_position(),
-                            stack.last(),
-                        )
+                        syntax(&e.to_string(), document, reader.buffer_position(), &stack)
                     })?;
-                    push_text(&mut stack, &decoded, document, reader.buffer_position())?;
+                    push_text(&mut stack, decoded, document, reader.buffer_position())?;
+                    markup = true;
                 }
                 Event::GeneralRef(reference) => {
-                    let resolved = resolve_reference(&reference).map_err(|message| {
-                        Violation::new(
-                            stack.last().map_or("", |f| f.path.as_str()),
-                            "xml_entity",
-                            message,
-                        )
-                    })?;
-                    push_text(&mut stack, &resolved, document, reader.buffer_position())?;
+                    let at = reader.buffer_position();
+                    match resolve_reference(&reference) {
+                        Ok(Resolved::Text(text)) => {
+                            push_text(&mut stack, Cow::Borrowed(text), document, at)?;
+                        }
+                        Ok(Resolved::Char(c)) => push_char(&mut stack, c, document, at)?,
+                        Err(message) => {
+                            return Err(Violation::new(
+                                pointer(&stack, None),
+                                "xml_entity",
+                                message,
+                            ));
+                        }
+                    }
                 }
-                Event::Comment(_) | Event::PI(_) => {}
+                Event::Comment(_) | Event::PI(_) => markup = true,
                 Event::Eof => break,
+            }
+            // The text after markup inside the root, read in one step when it is plain.
+            if markup && let Some(frame) = stack.last_mut() {
+                text_run(&mut reader, document, frame);
             }
         }
         if let Some(open) = stack.last() {
             return Err(Violation::new(
-                open.path.clone(),
+                pointer(&stack, None),
                 "truncated",
                 format!(
                     "the document ends inside <{}>: the reply was cut off; send the whole document",
@@ -269,109 +198,127 @@ impl State {
     }
 
     /// A frame for a start tag, with its attributes read.
-    fn open<'s>(
+    fn open<'s, 'a>(
         &mut self,
         start: &BytesStart<'_>,
-        stack: &[Frame<'s>],
-        root: &str,
+        stack: &[Frame<'s, 'a>],
+        root: &'s str,
         root_shape: &'s Shape,
         root_done: bool,
-    ) -> Result<Frame<'s>, Violation> {
-        let name = String::from_utf8_lossy(start.name().as_ref()).into_owned();
-        self.count(stack.last())?;
+    ) -> Result<Frame<'s, 'a>, Violation> {
+        let qname = start.name();
+        let raw_name = qname.as_ref();
+        self.count(stack, None)?;
         if stack.len() >= MAX_DEPTH {
             return Err(Violation::new(
-                stack.last().map_or("", |f| f.path.as_str()),
+                pointer(stack, None),
                 "xml_depth",
                 format!("elements nest more than {MAX_DEPTH} deep"),
             ));
         }
-        let (path, shape, kept) = match stack.last() {
+        let mut frame = match stack.last() {
             None => {
+                let found = || String::from_utf8_lossy(raw_name);
                 if root_done {
                     return Err(Violation::new(
                         "",
                         "xml_syntax",
-                        format!("a second top-level element <{name}> follows the document"),
+                        format!(
+                            "a second top-level element <{}> follows the document",
+                            found()
+                        ),
                     ));
                 }
-                if name != root {
+                if raw_name != root.as_bytes() {
                     return Err(Violation::new(
                         "",
                         "root",
-                        format!("the root element must be <{root}>, found <{name}>"),
+                        format!("the root element must be <{root}>, found <{}>", found()),
                     ));
                 }
-                (String::new(), root_shape, true)
+                Frame::new(Cow::Borrowed(root), None, root_shape, true)
             }
             Some(parent) => {
-                let member = parent.shape.member(&name);
+                let entry = parent.shape.entry(raw_name);
+                let member = entry.map(|(_, m)| m);
                 let kept = parent.kept && (member.is_some() || parent.shape.keeps_unknown());
-                let path = child_path(parent, &name, member);
+                let name = match entry {
+                    Some((name, _)) => Cow::Borrowed(name),
+                    None => Cow::Owned(String::from_utf8_lossy(raw_name).into_owned()),
+                };
+                let index = index_in(parent, &name, member);
+                let shape = member.map_or(&ANY, |m| &m.shape);
+                let frame = Frame::new(name, index, shape, kept);
                 if parent.kept && !kept {
                     self.repairs.push(Repair::at(
                         "ignored_element",
-                        path.clone(),
-                        format!("left out <{name}>, which the contract does not know"),
+                        pointer(stack, Some(&frame)),
+                        format!(
+                            "left out <{}>, which the contract does not know",
+                            frame.name
+                        ),
                     ));
                 }
-                let shape = member.map_or(&ANY, |m| &m.shape);
-                (path, shape, kept)
+                frame
             }
-        };
-        let mut frame = Frame {
-            path,
-            name,
-            shape,
-            members: Map::new(),
-            text: String::new(),
-            kept,
         };
         for attribute in start.attributes() {
             let attribute = attribute.map_err(|e| {
                 Violation::new(
-                    frame.path.clone(),
+                    pointer(stack, Some(&frame)),
                     "xml_syntax",
                     format!("bad attribute: {e}"),
                 )
             })?;
-            self.count(Some(&frame))?;
-            let key = format!("@{}", String::from_utf8_lossy(attribute.key.as_ref()));
+            self.count(stack, Some(&frame))?;
+            let key = attribute.key.as_ref();
+            let named = || format!("@{}", String::from_utf8_lossy(key));
             let text = attribute
                 .normalized_value(quick_xml::XmlVersion::Implicit1_0)
                 .map_err(|e| {
-                Violation::new(
-                    format!("{}/{}", frame.path, escape_pointer(&key)),
-                    "xml_entity",
-                    format!("attribute {key}: {e}; only &lt; &gt; &amp; &quot; &apos; and character references are accepted"),
-                )
-            })?;
+                    let key = named();
+                    Violation::new(
+                        pointer_to(&pointer(stack, Some(&frame)), &key),
+                        "xml_entity",
+                        format!("attribute {key}: {e}; only &lt; &gt; &amp; &quot; &apos; and character references are accepted"),
+                    )
+                })?;
             if !frame.kept {
                 continue;
             }
-            match frame.shape.member(&key) {
-                Some(member) => {
-                    let value = typed(&text, &member.shape);
-                    frame.members.insert(key, value);
+            match frame.shape.attribute(key) {
+                Some((name, member)) => {
+                    let value = typed(text, &member.shape);
+                    frame.members.insert(name.to_owned(), value);
                 }
                 None if frame.shape.keeps_unknown() => {
-                    frame.members.insert(key, Value::String(text.into_owned()));
+                    frame
+                        .members
+                        .insert(named(), Value::String(text.into_owned()));
                 }
-                None => self.repairs.push(Repair::at(
-                    "ignored_attribute",
-                    format!("{}/{}", frame.path, escape_pointer(&key)),
-                    format!("left out attribute {key}, which the contract does not know"),
-                )),
+                None => {
+                    let key = named();
+                    self.repairs.push(Repair::at(
+                        "ignored_attribute",
+                        pointer_to(&pointer(stack, Some(&frame)), &key),
+                        format!("left out attribute {key}, which the contract does not know"),
+                    ));
+                }
             }
         }
         Ok(frame)
     }
 
-    fn count(&mut self, at: Option<&Frame<'_>>) -> Result<(), Violation> {
+    /// Counts one more node; `stack` and `then` say where (for the violation).
+    fn count(
+        &mut self,
+        stack: &[Frame<'_, '_>],
+        then: Option<&Frame<'_, '_>>,
+    ) -> Result<(), Violation> {
         self.nodes += 1;
         if self.nodes > MAX_NODES {
             return Err(Violation::new(
-                at.map_or("", |f| f.path.as_str()),
+                pointer(stack, then),
                 "xml_size",
                 format!("the document has more than {MAX_NODES} elements and attributes"),
             ));
@@ -380,165 +327,133 @@ impl State {
     }
 
     /// Finishes `frame` and puts its value into its parent (or makes it the document's).
-    fn close(&mut self, frame: Frame<'_>, stack: &mut [Frame<'_>], value: &mut Option<Value>) {
+    fn close(
+        &mut self,
+        mut frame: Frame<'_, '_>,
+        stack: &mut [Frame<'_, '_>],
+        value: &mut Option<Value>,
+    ) {
         if !frame.kept {
             return;
         }
-        let Frame {
-            path,
-            name,
-            shape,
-            mut members,
-            text,
-            ..
-        } = frame;
-        let text = text.trim();
+        let text = std::mem::take(&mut frame.text).into_trimmed();
+        let shape = frame.shape;
         let element = match shape {
             // Its attributes and children were left out (and reported) as they came.
-            Shape::Text(scalar) => typed_scalar(text, *scalar),
-            Shape::Any if members.is_empty() => Value::String(text.to_owned()),
+            Shape::Text(scalar) => typed_scalar(Cow::Owned(text), *scalar),
+            Shape::Any if frame.members.is_empty() => Value::String(text),
             Shape::Object { .. } | Shape::Any => {
                 if !text.is_empty() {
-                    if shape.member("#text").is_some() || shape.keeps_unknown() {
-                        let typed = match shape.member("#text") {
-                            Some(member) => typed(text, &member.shape),
-                            None => Value::String(text.to_owned()),
-                        };
-                        members.insert("#text".into(), typed);
-                    } else {
-                        self.repairs.push(Repair::at(
+                    match shape.member("#text") {
+                        Some(member) => {
+                            let typed = typed(Cow::Owned(text), &member.shape);
+                            frame.members.insert("#text".into(), typed);
+                        }
+                        None if shape.keeps_unknown() => {
+                            frame.members.insert("#text".into(), Value::String(text));
+                        }
+                        None => self.repairs.push(Repair::at(
                             "ignored_text",
-                            path.clone(),
-                            format!("left out the text inside <{name}>, which the contract does not take"),
-                        ));
+                            pointer(stack, Some(&frame)),
+                            format!(
+                                "left out the text inside <{}>, which the contract does not take",
+                                frame.name
+                            ),
+                        )),
                     }
                 }
-                Value::Object(members)
+                Value::Object(std::mem::take(&mut frame.members))
             }
         };
-        let Some(parent) = stack.last_mut() else {
+        if stack.is_empty() {
             *value = Some(element);
             return;
-        };
-        let repeated = parent.shape.member(&name).is_some_and(|m| m.repeated);
-        if repeated {
-            match parent
-                .members
-                .entry(name)
-                .or_insert_with(|| Value::Array(Vec::new()))
-            {
-                Value::Array(items) => items.push(element),
-                other => *other = Value::Array(vec![element]),
-            }
-        } else if parent.members.contains_key(&name) {
+        }
+        let repeated = frame.index.is_some();
+        let duplicate = !repeated
+            && stack
+                .last()
+                .is_some_and(|parent| parent.members.contains_key(frame.name.as_ref()));
+        if duplicate {
             self.violations.push(Violation::new(
-                path,
+                pointer(stack, Some(&frame)),
                 "xml_repeated",
-                format!("<{name}> appears more than once; the contract allows exactly one"),
+                format!(
+                    "<{}> appears more than once; the contract allows exactly one",
+                    frame.name
+                ),
             ));
-        } else {
-            parent.members.insert(name, element);
+            return;
+        }
+        let Some(parent) = stack.last_mut() else {
+            return;
+        };
+        if !repeated {
+            parent.members.insert(frame.name.into_owned(), element);
+            return;
+        }
+        match parent.members.get_mut(frame.name.as_ref()) {
+            Some(Value::Array(items)) => items.push(element),
+            Some(other) => *other = Value::Array(vec![element]),
+            None => {
+                parent
+                    .members
+                    .insert(frame.name.into_owned(), Value::Array(first(element)));
+            }
         }
     }
 }
 
-/// The JSON pointer of child `name` of `parent`: with the index it will get when it repeats.
-fn child_path(parent: &Frame<'_>, name: &str, member: Option<&Member>) -> String {
-    let escaped = escape_pointer(name);
-    if member.is_some_and(|m| m.repeated) {
-        let index = parent
-            .members
-            .get(name)
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
-        format!("{}/{escaped}/{index}", parent.path)
-    } else {
-        format!("{}/{escaped}", parent.path)
-    }
+/// A new array holding `element`, with room for the few more a repeated element usually has.
+fn first(element: Value) -> Vec<Value> {
+    let mut items = Vec::with_capacity(4);
+    items.push(element);
+    items
 }
 
-fn escape_pointer(segment: &str) -> std::borrow::Cow<'_, str> {
-    if segment.contains(['~', '/']) {
-        segment.replace('~', "~0").replace('/', "~1").into()
-    } else {
-        segment.into()
-    }
-}
-
-fn push_text(
-    stack: &mut [Frame<'_>],
-    text: &str,
+/// Appends a piece of text to the open element; outside the root only whitespace may stand.
+fn push_text<'a>(
+    stack: &mut [Frame<'_, 'a>],
+    text: Cow<'a, str>,
     document: &str,
     position: u64,
 ) -> Result<(), Violation> {
     match stack.last_mut() {
         Some(frame) => {
             if frame.kept {
-                frame.text.push_str(text);
+                frame.text.push(text);
             }
             Ok(())
         }
         None if text.trim().is_empty() => Ok(()),
-        None => Err(syntax(
-            "text outside the root element",
-            document,
-            position,
-            None,
-        )),
+        None => Err(outside(document, position)),
     }
 }
 
-/// `&name;` or `&#…;` → its text. Only the predefined entities and character references exist
-/// here: with DOCTYPEs refused, no other entity can be declared.
-fn resolve_reference(reference: &quick_xml::events::BytesRef<'_>) -> Result<String, String> {
-    if reference.is_char_ref() {
-        return match reference.resolve_char_ref() {
-            Ok(Some(c)) => Ok(c.to_string()),
-            Ok(None) => Err("a character reference names no character".into()),
-            Err(e) => Err(format!("bad character reference: {e}")),
-        };
-    }
-    let name = reference
-        .decode()
-        .map_err(|e| format!("bad entity reference: {e}"))?;
-    quick_xml::escape::resolve_predefined_entity(&name)
-        .map(str::to_owned)
-        .ok_or_else(|| {
-            format!("undefined entity &{name};: only &lt; &gt; &amp; &quot; &apos; and character references are accepted")
-        })
-}
-
-/// `text` read as the shape's scalar; text that is not one stays a string (the schema then
-/// reports the type, with the text quoted).
-fn typed(text: &str, shape: &Shape) -> Value {
-    match shape {
-        Shape::Text(scalar) => typed_scalar(text, *scalar),
-        _ => Value::String(text.to_owned()),
+/// [`push_text`] for one character (a character reference).
+fn push_char(
+    stack: &mut [Frame<'_, '_>],
+    c: char,
+    document: &str,
+    position: u64,
+) -> Result<(), Violation> {
+    match stack.last_mut() {
+        Some(frame) => {
+            if frame.kept {
+                frame.text.push_char(c);
+            }
+            Ok(())
+        }
+        None if c.is_whitespace() => Ok(()),
+        None => Err(outside(document, position)),
     }
 }
 
-fn typed_scalar(text: &str, scalar: Scalar) -> Value {
-    let trimmed = text.trim();
-    let parsed = match scalar {
-        Scalar::String => None,
-        Scalar::Boolean => match trimmed {
-            "true" => Some(Value::Bool(true)),
-            "false" => Some(Value::Bool(false)),
-            _ => None,
-        },
-        Scalar::Integer => trimmed.parse::<i64>().ok().map(Value::from),
-        Scalar::Number => trimmed.parse::<i64>().ok().map(Value::from).or_else(|| {
-            trimmed
-                .parse::<f64>()
-                .ok()
-                .and_then(Number::from_f64)
-                .map(Value::Number)
-        }),
-    };
-    parsed.unwrap_or_else(|| Value::String(text.to_owned()))
+fn outside(document: &str, position: u64) -> Violation {
+    syntax("text outside the root element", document, position, &[])
 }
 
-fn syntax(message: &str, document: &str, position: u64, open: Option<&Frame<'_>>) -> Violation {
+fn syntax(message: &str, document: &str, position: u64, stack: &[Frame<'_, '_>]) -> Violation {
     let at = usize::try_from(position)
         .unwrap_or(usize::MAX)
         .min(document.len());
@@ -547,7 +462,7 @@ fn syntax(message: &str, document: &str, position: u64, open: Option<&Frame<'_>>
         .find(|&i| document.is_char_boundary(i))
         .unwrap_or(0);
     Violation::new(
-        open.map_or("", |f| f.path.as_str()),
+        pointer(stack, None),
         "xml_syntax",
         format!("the XML is not well-formed at byte {at}: {message}"),
     )

@@ -68,11 +68,28 @@ impl Shape {
 
     /// The member `name` of an object shape, if the shape knows it.
     pub fn member(&self, name: &str) -> Option<&Member> {
+        self.entry(name.as_bytes()).map(|(_, m)| m)
+    }
+
+    /// The member named `name` (the bytes read), with the shape's own spelling of the name
+    /// (for keys).
+    pub(crate) fn entry(&self, name: &[u8]) -> Option<(&str, &Member)> {
         match self {
             Self::Object { members, .. } => members
                 .iter()
-                .find(|(member, _)| member == name)
-                .map(|(_, m)| m),
+                .find(|(member, _)| member.as_bytes() == name)
+                .map(|(member, m)| (member.as_str(), m)),
+            _ => None,
+        }
+    }
+
+    /// The member `"@" + name` (attribute `name`), found without building the key.
+    pub(crate) fn attribute(&self, name: &[u8]) -> Option<(&str, &Member)> {
+        match self {
+            Self::Object { members, .. } => members
+                .iter()
+                .find(|(member, _)| member.as_bytes().strip_prefix(b"@") == Some(name))
+                .map(|(member, m)| (member.as_str(), m)),
             _ => None,
         }
     }

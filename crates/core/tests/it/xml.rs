@@ -317,3 +317,62 @@ fn written_values_read_back_identically() {
     assert!(checked.is_valid(), "{text}\n{:?}", checked.violations);
     assert_eq!(checked.value.unwrap(), value);
 }
+
+#[test]
+fn long_text_with_references_and_line_ends_reads_whole() {
+    let sentence = "Breathe in &amp; out: 4 &lt; 6 &gt; 2, caf&#233; &#x1F600;\r\nagain\r";
+    let text = reply_with_response(&sentence.repeat(50));
+    let checked = check(&text);
+    assert!(checked.is_valid(), "{:?}", checked.violations);
+    let expected = "Breathe in & out: 4 < 6 > 2, café 😀\nagain\n".repeat(50);
+    assert_eq!(checked.value.unwrap()["response"], expected.trim());
+}
+
+#[test]
+fn broken_references_in_long_text_are_located() {
+    let many = "a &lt; b. ".repeat(20);
+    for (inside, rule) in [
+        (format!("{many}&nbsp;{many}"), "xml_entity"),
+        (format!("{many}a & b"), "xml_syntax"),
+        (format!("{many}&#0;"), "xml_entity"),
+    ] {
+        let checked = check(&reply_with_response(&inside));
+        assert_eq!(
+            broken(&checked),
+            [("/response".to_owned(), rule.to_owned())],
+            "{inside}"
+        );
+    }
+    let cut = format!("<llmResponse><response>{many}&amp; then");
+    assert_eq!(
+        broken(&check(&cut)),
+        [("/response".to_owned(), "truncated".into())]
+    );
+}
+
+#[test]
+fn pointers_name_the_item_an_unknown_part_is_in() {
+    let checked = check(&reply(
+        r#"<subject name="x" description="y" isNew="true"><keyword term="a" confidence="0.7"/><keyword term="b" confidence="0.8" weight="2"><note>n</note></keyword></subject><summaryUpdate>s</summaryUpdate>"#,
+    ));
+    assert!(checked.is_valid(), "{:?}", checked.violations);
+    let repairs: Vec<_> = checked
+        .repairs
+        .iter()
+        .map(|r| (r.kind.as_str(), r.path.as_deref().unwrap_or("")))
+        .collect();
+    assert_eq!(
+        repairs,
+        [
+            ("ignored_attribute", "/analysis/subject/0/keyword/1/@weight"),
+            ("ignored_element", "/analysis/subject/0/keyword/1/note"),
+        ]
+    );
+}
+
+/// A reply whose `<response>` holds `response` (already escaped).
+fn reply_with_response(response: &str) -> String {
+    format!(
+        "<llmResponse><response>{response}</response><analysis><summaryUpdate/></analysis></llmResponse>"
+    )
+}
