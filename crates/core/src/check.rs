@@ -25,19 +25,10 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
     if contract.kind == crate::Kind::Text {
         return check_text(contract, raw, context);
     }
-    if raw.len() > contract.limits.max_bytes {
-        return Checked::rejected(
-            too_large(raw.len() as u64, contract.limits.max_bytes),
-            Vec::new(),
-        );
+    if let Some(rejected) = precheck(contract, raw) {
+        return rejected;
     }
-    if raw.trim().is_empty() {
-        return Checked::rejected(
-            Violation::new("", "empty", "the reply is empty"),
-            Vec::new(),
-        );
-    }
-    let (mut value, mut repairs) = match serde_json::from_str::<Value>(raw) {
+    let (value, repairs) = match serde_json::from_str::<Value>(raw) {
         Ok(value) => (value, Vec::new()),
         Err(_) => {
             let repaired = repair(raw, contract.schema.root_hint());
@@ -70,49 +61,24 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
             }
         }
     };
-    for coercion in &contract.coercions {
-        coercion.apply(&mut value, &mut repairs);
-    }
-    let violations = contract.validate(&value);
-    Checked {
-        value: Some(value),
-        violations,
-        repairs,
-    }
+    finish(contract, value, Vec::new(), repairs)
 }
 
 /// The `xml` kind: the same steps with the XML reader as the parse step.
 fn check_xml(contract: &Contract, xml: &crate::contract::XmlSpec, raw: &str) -> Checked {
-    if raw.len() > contract.limits.max_bytes {
-        return Checked::rejected(
-            too_large(raw.len() as u64, contract.limits.max_bytes),
-            Vec::new(),
-        );
-    }
-    if raw.trim().is_empty() {
-        return Checked::rejected(
-            Violation::new("", "empty", "the reply is empty"),
-            Vec::new(),
-        );
+    if let Some(rejected) = precheck(contract, raw) {
+        return rejected;
     }
     let read = crate::xml::read(raw, &xml.root, &xml.shape);
-    let (mut repairs, mut violations) = (read.repairs, read.violations);
-    let Some(mut value) = read.value else {
+    let (repairs, violations) = (read.repairs, read.violations);
+    let Some(value) = read.value else {
         return Checked {
             value: None,
             violations,
             repairs,
         };
     };
-    for coercion in &contract.coercions {
-        coercion.apply(&mut value, &mut repairs);
-    }
-    violations.extend(contract.validate(&value));
-    Checked {
-        value: Some(value),
-        violations,
-        repairs,
-    }
+    finish(contract, value, violations, repairs)
 }
 
 /// The `markers` kind: the same steps with the marker reader as the parse step.
@@ -122,20 +88,11 @@ fn check_markers(
     raw: &str,
     context: &Context,
 ) -> Checked {
-    if raw.len() > contract.limits.max_bytes {
-        return Checked::rejected(
-            too_large(raw.len() as u64, contract.limits.max_bytes),
-            Vec::new(),
-        );
-    }
-    if raw.trim().is_empty() {
-        return Checked::rejected(
-            Violation::new("", "empty", "the reply is empty"),
-            Vec::new(),
-        );
+    if let Some(rejected) = precheck(contract, raw) {
+        return rejected;
     }
     let read = crate::markers::read(raw, markers, context);
-    let (mut value, mut repairs, mut violations) = (read.value, read.repairs, read.violations);
+    let (value, repairs, mut violations) = (read.value, read.repairs, read.violations);
     let says_nothing = ["suggested_values", "suggested_actions", "payload"]
         .iter()
         .all(|key| value[*key].is_null())
@@ -147,38 +104,48 @@ fn check_markers(
             "the reply has no message and no marker section",
         ));
     }
-    for coercion in &contract.coercions {
-        coercion.apply(&mut value, &mut repairs);
-    }
-    violations.extend(contract.validate(&value));
-    Checked {
-        value: Some(value),
-        violations,
-        repairs,
-    }
+    finish(contract, value, violations, repairs)
 }
 
 /// The `text` kind: the reply is the message; question cards are found in it when the
 /// contract has `[cards]` and the context's mode asks for them.
 fn check_text(contract: &Contract, raw: &str, context: &Context) -> Checked {
+    if let Some(rejected) = precheck(contract, raw) {
+        return rejected;
+    }
+    let value = crate::text::read(raw, contract.cards.is_some(), context);
+    finish(contract, value, Vec::new(), Vec::new())
+}
+
+/// The steps every kind starts with: a reply over the size limit, or blank, is rejected unread.
+pub(crate) fn precheck(contract: &Contract, raw: &str) -> Option<Checked> {
     if raw.len() > contract.limits.max_bytes {
-        return Checked::rejected(
+        return Some(Checked::rejected(
             too_large(raw.len() as u64, contract.limits.max_bytes),
             Vec::new(),
-        );
+        ));
     }
     if raw.trim().is_empty() {
-        return Checked::rejected(
+        return Some(Checked::rejected(
             Violation::new("", "empty", "the reply is empty"),
             Vec::new(),
-        );
+        ));
     }
-    let mut value = crate::text::read(raw, contract.cards.is_some(), context);
-    let mut repairs = Vec::new();
+    None
+}
+
+/// The steps every kind ends with, once its parse step made a value: declared coercions, then
+/// the schema and rules; `violations` and `repairs` are the parse step's own.
+pub(crate) fn finish(
+    contract: &Contract,
+    mut value: Value,
+    mut violations: Vec<Violation>,
+    mut repairs: Vec<crate::report::Repair>,
+) -> Checked {
     for coercion in &contract.coercions {
         coercion.apply(&mut value, &mut repairs);
     }
-    let violations = contract.validate(&value);
+    violations.extend(contract.validate(&value));
     Checked {
         value: Some(value),
         violations,

@@ -82,6 +82,7 @@ pub(crate) fn check_reply(
     let Some(category) = offering(contract, context).filter(|_| !calls.is_empty()) else {
         return contract.check(raw, context);
     };
+    // Only the size step: a blank text is fine here, the calls are the reply.
     if raw.len() > contract.limits.max_bytes {
         return Checked::rejected(
             crate::check::too_large(raw.len() as u64, contract.limits.max_bytes),
@@ -128,14 +129,5 @@ pub(crate) fn check_reply(
     if let Some(slot) = value.get_mut("question_cards") {
         *slot = Value::Array(cards);
     }
-    let mut repairs = Vec::new();
-    for coercion in &contract.coercions {
-        coercion.apply(&mut value, &mut repairs);
-    }
-    violations.extend(contract.validate(&value));
-    Checked {
-        value: Some(value),
-        violations,
-        repairs,
-    }
+    crate::check::finish(contract, value, violations, Vec::new())
 }
