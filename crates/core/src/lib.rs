@@ -35,6 +35,7 @@ pub mod repair;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod stream;
 pub mod text;
 pub mod tool_call;
 pub mod xml;
@@ -46,4 +47,5 @@ pub use feedback::{MAX_CHARS as MAX_FEEDBACK_CHARS, MAX_ITEMS as MAX_FEEDBACK_IT
 pub use registry::Contracts;
 pub use repair::{Repaired, RootHint, repair};
 pub use report::{Repair, Violation};
+pub use stream::{Abort, Emit, StreamCheck};
 pub use tool_call::ToolCall;

@@ -1,0 +1,23 @@
+//! [`MarkerStream`]: live marker stripping for a `markers` reply (placeholder: text passes
+//! through).
+
+use super::Emit;
+use crate::context::Context;
+use crate::contract::{Checked, Contract};
+
+#[derive(Debug)]
+pub(super) struct MarkerStream;
+
+impl MarkerStream {
+    pub(super) fn new(_contract: &Contract, _context: &Context) -> Self {
+        Self
+    }
+
+    pub(super) fn feed(&mut self, raw: &str, from: usize, out: &mut Vec<Emit>) {
+        if from < raw.len() {
+            out.push(Emit::Text(raw[from..].to_owned()));
+        }
+    }
+
+    pub(super) fn finish(&mut self, _raw: &str, _checked: &Checked, _out: &mut Vec<Emit>) {}
+}
