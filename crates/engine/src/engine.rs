@@ -2,6 +2,7 @@
 //! one provider per model, and the operations on conversations (start one, send a message).
 
 use crate::config::{Config, ModelConfig, ProviderKind};
+use crate::events::{EventSink, TurnEvent};
 use crate::metrics::EngineMetrics;
 use crate::policy::{SafetyConfigError, SafetyPolicy};
 use crate::providers::{
@@ -191,6 +192,39 @@ impl Engine {
         message: &str,
         model: Option<&str>,
     ) -> Result<TurnOutcome, EngineError> {
+        self.send_to(id, message, model, None).await
+    }
+
+    /// Like [`Engine::send`], streaming: every attempt is read as a stream and the turn's
+    /// events go to `sink` as they happen — `attempt_started`, `text_delta`, `partial`,
+    /// `suggestions`, `payload`, `attempt_failed`, then for the final message its
+    /// `question_card`s, `safety` and `message_complete`. A turn that ends without a final
+    /// message sends no `message_complete`; the caller reports the error. When the client
+    /// drops its receiver, the upstream request is cancelled and the turn ends with
+    /// [`TurnError::Cancelled`].
+    pub async fn send_streaming(
+        &self,
+        id: &str,
+        message: &str,
+        model: Option<&str>,
+        sink: &EventSink,
+    ) -> Result<TurnOutcome, EngineError> {
+        let outcome = self.send_to(id, message, model, Some(sink)).await?;
+        for event in final_events(&outcome) {
+            if !sink.send(event).await {
+                break;
+            }
+        }
+        Ok(outcome)
+    }
+
+    async fn send_to(
+        &self,
+        id: &str,
+        message: &str,
+        model: Option<&str>,
+        events: Option<&EventSink>,
+    ) -> Result<TurnOutcome, EngineError> {
         let conversation = self
             .store
             .conversation(id)
@@ -217,6 +251,7 @@ impl Engine {
             user_message: message,
             given_messages: None,
             metrics: &self.metrics,
+            events,
         };
         self.run(input).await
     }
@@ -293,10 +328,43 @@ impl Engine {
             user_message: &user_message,
             given_messages: Some(messages),
             metrics: &self.metrics,
+            events: None,
         };
         let outcome = self.run(input).await?;
         Ok((conversation, outcome))
     }
+}
+
+/// The events that close a streamed turn: one `question_card` per card of the final value, what
+/// the safety policy did (when it did anything), then `message_complete`.
+pub fn final_events(outcome: &TurnOutcome) -> Vec<TurnEvent> {
+    let mut events: Vec<TurnEvent> = outcome
+        .value
+        .get("question_cards")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .map(|card| TurnEvent::QuestionCard(card.clone()))
+        .collect();
+    if let Some(decision) = outcome
+        .safety
+        .as_ref()
+        .filter(|d| d.level.is_some() || !d.is_noop())
+    {
+        events.push(TurnEvent::Safety(
+            serde_json::to_value(decision).unwrap_or(Value::Null),
+        ));
+    }
+    events.push(TurnEvent::MessageComplete {
+        turn_id: outcome.turn_id.clone(),
+        message_id: outcome.message_id,
+        value: outcome.value.clone(),
+        attempts: outcome.attempts,
+        repairs: outcome.repairs.clone(),
+        fallback: outcome.fallback,
+        usage: serde_json::to_value(outcome.usage).unwrap_or(Value::Null),
+    });
+    events
 }
 
 /// A conversation's stored context → the contract's [`Context`] and the application's prompt.

@@ -4,13 +4,16 @@
 
 pub mod config;
 pub mod engine;
+pub mod events;
 pub mod metrics;
 pub mod policy;
 pub mod providers;
 pub mod replay;
 pub mod store;
+mod streamed;
 pub mod turn;
 
 pub use config::{Config, RetryPolicy};
 pub use engine::{Engine, EngineError};
+pub use events::{EventSink, TurnEvent};
 pub use turn::{TurnError, TurnOutcome};

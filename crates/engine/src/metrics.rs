@@ -46,6 +46,11 @@ struct UpstreamError {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ContractLabel {
+    contract: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ProviderLabel {
     provider: String,
 }
@@ -91,6 +96,11 @@ pub enum AttemptOutcome<'a> {
     },
     /// The provider call failed.
     ProviderError(&'a ProviderError),
+    /// The streamed reply was stopped early: what it had received already broke the contract.
+    Aborted {
+        /// What it broke.
+        violations: &'a [Violation],
+    },
 }
 
 /// The engine's Prometheus series.
@@ -107,6 +117,11 @@ pub struct EngineMetrics {
     upstream_latency: Family<ProviderLabel, Histogram, fn() -> Histogram>,
     tokens: Family<TokenLabels, Counter>,
     safety: Family<SafetyLabels, Counter>,
+    tokens_saved: Family<ContractLabel, Counter>,
+    aborted_tokens: Family<ContractLabel, Counter>,
+    /// Output tokens of valid attempts per contract (sum, count): the length an aborted
+    /// attempt would probably have reached.
+    completed: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,
 }
 
 impl EngineMetrics {
@@ -167,8 +182,23 @@ impl EngineMetrics {
             "Safety policy actions by danger level and action (log, notify, block)",
             safety.clone(),
         );
+        let tokens_saved = Family::<ContractLabel, Counter>::default();
+        registry.register(
+            "bridle_stream_tokens_saved",
+            "Output tokens not generated thanks to early abort (estimated: the contract's mean valid reply length minus what the aborted stream had produced)",
+            tokens_saved.clone(),
+        );
+        let aborted_tokens = Family::<ContractLabel, Counter>::default();
+        registry.register(
+            "bridle_stream_aborted_tokens",
+            "Output tokens streamed before an early abort (estimated from the text, four characters a token)",
+            aborted_tokens.clone(),
+        );
         Self {
             registry,
+            tokens_saved,
+            aborted_tokens,
+            completed: std::sync::Mutex::default(),
             known_contracts: contracts.iter().map(|c| c.name().to_owned()).collect(),
             turns,
             turn_attempts,
@@ -242,6 +272,17 @@ impl EngineMetrics {
                 }
                 ("invalid", repairs)
             }
+            AttemptOutcome::Aborted { violations } => {
+                for violation in violations {
+                    self.violations
+                        .get_or_create(&ContractRule {
+                            contract: contract.to_owned(),
+                            rule: violation.rule.clone(),
+                        })
+                        .inc();
+                }
+                ("aborted", &[][..])
+            }
             AttemptOutcome::ProviderError(error) => {
                 let status = match error {
                     ProviderError::Status { status, .. } => status.to_string(),
@@ -285,6 +326,39 @@ impl EngineMetrics {
             self.turn_attempts
                 .get_or_create(&labels)
                 .observe(f64::from(attempts));
+        }
+    }
+
+    /// Notes the output tokens of a valid attempt of `contract` (the estimate early abort's
+    /// savings are measured against).
+    pub fn completed_output(&self, contract: &str, tokens: u64) {
+        let mut completed = self
+            .completed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let entry = completed.entry(contract.to_owned()).or_default();
+        entry.0 = entry.0.saturating_add(tokens);
+        entry.1 += 1;
+    }
+
+    /// Counts an early abort of a `contract` attempt after `streamed` output tokens, and the
+    /// tokens it saved: the contract's mean valid reply length minus `streamed` (nothing while
+    /// no valid reply has been seen).
+    pub fn aborted(&self, contract: &str, streamed: u64) {
+        let label = ContractLabel {
+            contract: contract.to_owned(),
+        };
+        self.aborted_tokens.get_or_create(&label).inc_by(streamed);
+        let mean = self
+            .completed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(contract)
+            .and_then(|(sum, count)| sum.checked_div(*count));
+        if let Some(mean) = mean {
+            self.tokens_saved
+                .get_or_create(&label)
+                .inc_by(mean.saturating_sub(streamed));
         }
     }
 

@@ -7,14 +7,22 @@
 //! pair, so the prompt never accumulates feedback. Provider errors that another attempt may fix
 //! (timeouts, resets, 5xx, 429) count as failed attempts and are retried, honouring
 //! `Retry-After`; others (401, 400, …) end the turn at once.
+//!
+//! With an [`EventSink`] the turn streams: each attempt is read as a stream
+//! ([`crate::streamed`]) and what it makes visible goes to the client as it arrives. An attempt
+//! whose reply so far proves a violation is stopped at once, stored as `aborted` (with the text
+//! and estimated tokens so far) and retried without delay; a client that goes away stops the
+//! turn, the attempt under way stored as `cancelled`.
 
 use crate::config::{ModelConfig, RetryPolicy};
+use crate::events::{EventSink, TurnEvent};
 use crate::metrics::{AttemptOutcome, EngineMetrics};
 use crate::providers::{
     ChatMessage, ChatRequest, Completion, Provider, ProviderError, ResponseFormat, Role, Usage,
 };
-use crate::store::{Conversation, MessageRole, NewMessage, Store, StoreError, View};
-use bridle_core::{Checked, Context, Contract, Repair, Violation};
+use crate::store::{Conversation, Interruption, MessageRole, NewMessage, Store, StoreError, View};
+use crate::streamed::{Streamed, estimated_tokens, stream_attempt};
+use bridle_core::{Checked, Context, Contract, Repair, StreamCheck, Violation};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Instant;
@@ -49,6 +57,8 @@ pub struct TurnInput<'a> {
     pub given_messages: Option<&'a [ChatMessage]>,
     /// Where attempts and the turn's outcome are counted.
     pub metrics: &'a EngineMetrics,
+    /// Where a streamed turn sends its events; `None`: attempts are read whole.
+    pub events: Option<&'a EventSink>,
 }
 
 /// The result of a turn that produced a final message.
@@ -88,6 +98,12 @@ pub enum TurnError {
         /// The provider's error.
         error: ProviderError,
     },
+    /// The client went away during attempt `attempt`; it is stored as cancelled.
+    #[error("the client went away during attempt {attempt}")]
+    Cancelled {
+        /// The attempt under way.
+        attempt: u32,
+    },
     /// Every attempt failed and the contract has no fallback.
     #[error("no valid reply after {attempts} attempt(s): {reason}")]
     Exhausted {
@@ -110,6 +126,7 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
         Ok(outcome) => ("valid", Some(outcome.attempts)),
         Err(TurnError::Exhausted { attempts, .. }) => ("exhausted", Some(*attempts)),
         Err(TurnError::Provider { attempt, .. }) => ("provider_error", Some(*attempt)),
+        Err(TurnError::Cancelled { attempt }) => ("cancelled", Some(*attempt)),
         Err(TurnError::Store(_)) => ("store_error", None),
     };
     metrics.turn(&label, outcome, attempts);
@@ -142,14 +159,77 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
     for attempt in 1..=input.retry.max_attempts {
         let request = request(&input, &tools, &base, correction.as_ref());
         // Built once: the body sent is exactly the body stored.
-        let payload = input.provider.payload(&request, false);
+        let payload = input.provider.payload(&request, input.events.is_some());
         let started = Instant::now();
-        let result = input.provider.send(&payload.body).await;
+        let result = match input.events {
+            None => input.provider.send(&payload.body).await.map(|c| (c, None)),
+            Some(sink) => {
+                if !sink.send(TurnEvent::AttemptStarted { attempt }).await {
+                    return cancelled(&input, &turn_id, attempt, payload.into_value(), None).await;
+                }
+                let streamed = stream_attempt(
+                    input.provider,
+                    &payload.body,
+                    input.contract,
+                    &context,
+                    sink,
+                    attempt,
+                )
+                .await;
+                match streamed {
+                    Streamed::Complete(completion, check) => Ok((completion, Some(check))),
+                    Streamed::Failed(error) => Err(error),
+                    Streamed::Cancelled(check) => {
+                        let payload = payload.into_value();
+                        return cancelled(&input, &turn_id, attempt, payload, Some(*check)).await;
+                    }
+                    Streamed::Aborted { check, violations } => {
+                        let mut record = attempt_record(
+                            &input,
+                            &turn_id,
+                            attempt,
+                            payload.into_value(),
+                            started.elapsed().as_millis(),
+                        );
+                        let text = check.into_raw();
+                        let tokens = estimated_tokens(&text);
+                        input.metrics.aborted(label, tokens);
+                        input.metrics.attempt(
+                            label,
+                            input.provider.name(),
+                            attempt,
+                            started.elapsed(),
+                            None,
+                            AttemptOutcome::Aborted {
+                                violations: &violations,
+                            },
+                        );
+                        let checked = Checked {
+                            value: None,
+                            violations,
+                            repairs: Vec::new(),
+                        };
+                        record.content = text;
+                        record.violations = checked.violations.clone();
+                        record.tokens_out = Some(tokens);
+                        record.interrupted = Some(Interruption::Aborted);
+                        input.store.record_message(&record).await?;
+                        sink.send(failed_event(attempt, "aborted", &checked.violations))
+                            .await;
+                        last_failure = summary(&checked.violations);
+                        correction = Some((record.content, input.contract.feedback(&checked)));
+                        last_violations = checked.violations;
+                        // Retried at once: the provider did nothing wrong that waiting helps.
+                        continue;
+                    }
+                }
+            }
+        };
         let payload = payload.into_value();
         let latency = started.elapsed();
         let mut record = attempt_record(&input, &turn_id, attempt, payload, latency.as_millis());
         let retry_after = match result {
-            Ok(completion) => {
+            Ok((completion, check)) => {
                 let checked = input.contract.check_reply(
                     &completion.content,
                     &completion.tool_calls,
@@ -175,8 +255,14 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                 );
                 if let Some(u) = completion.usage {
                     usage += u;
+                    if checked.is_valid() {
+                        input.metrics.completed_output(label, u.output_tokens);
+                    }
                 }
                 let message_id = input.store.record_message(&record).await?;
+                if let (Some(sink), Some(mut check)) = (input.events, check) {
+                    stream_verdict(sink, &mut check, &checked, attempt).await;
+                }
                 if let Some(value) = checked.value.clone() {
                     if checked.is_valid() {
                         return Ok(TurnOutcome {
@@ -210,6 +296,15 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                 record.content = error.to_string();
                 record.error = Some(format!("{}: {error}", error.kind()));
                 input.store.record_message(&record).await?;
+                if let Some(sink) = input.events {
+                    sink.send(TurnEvent::AttemptFailed {
+                        attempt,
+                        reason: "provider_error",
+                        violations: Vec::new(),
+                        message: error.to_string(),
+                    })
+                    .await;
+                }
                 if !error.is_retryable() {
                     return Err(TurnError::Provider { attempt, error });
                 }
@@ -219,7 +314,16 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
             }
         };
         if attempt < input.retry.max_attempts {
-            tokio::time::sleep(input.retry.delay_after(attempt, retry_after)).await;
+            let delay = tokio::time::sleep(input.retry.delay_after(attempt, retry_after));
+            match input.events {
+                None => delay.await,
+                Some(sink) => {
+                    tokio::select! {
+                        () = delay => {}
+                        () = sink.closed() => return Err(TurnError::Cancelled { attempt }),
+                    }
+                }
+            }
         }
     }
 
@@ -245,6 +349,55 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         usage,
         safety: None,
     })
+}
+
+/// After a streamed attempt's complete check: a valid reply releases the text the stream held
+/// back (question-card text the cards did not take); an invalid one is announced as failed.
+async fn stream_verdict(
+    sink: &EventSink,
+    check: &mut StreamCheck,
+    checked: &Checked,
+    attempt: u32,
+) {
+    if checked.is_valid() {
+        let mut emitted = Vec::new();
+        check.finish(checked, &mut emitted);
+        for emit in emitted {
+            sink.send(TurnEvent::from_emit(emit)).await;
+        }
+    } else {
+        sink.send(failed_event(attempt, "invalid", &checked.violations))
+            .await;
+    }
+}
+
+fn failed_event(attempt: u32, reason: &'static str, violations: &[Violation]) -> TurnEvent {
+    TurnEvent::AttemptFailed {
+        attempt,
+        reason,
+        violations: violations.to_vec(),
+        message: summary(violations),
+    }
+}
+
+/// The client went away during `attempt`: the attempt is stored as cancelled, with what had
+/// arrived of the reply, and the turn ends.
+async fn cancelled(
+    input: &TurnInput<'_>,
+    turn_id: &str,
+    attempt: u32,
+    payload: Value,
+    check: Option<StreamCheck>,
+) -> Result<TurnOutcome, TurnError> {
+    let mut record = attempt_record(input, turn_id, attempt, payload, 0);
+    record.latency_ms = None;
+    if let Some(check) = check {
+        record.content = check.into_raw();
+        record.tokens_out = Some(estimated_tokens(&record.content));
+    }
+    record.interrupted = Some(Interruption::Cancelled);
+    input.store.record_message(&record).await?;
+    Err(TurnError::Cancelled { attempt })
 }
 
 /// System message (contract instructions + the application's prompt), then the validated
@@ -370,6 +523,7 @@ fn blank_record(input: &TurnInput<'_>, turn_id: &str, role: MessageRole) -> NewM
         tokens_out: None,
         latency_ms: None,
         error: None,
+        interrupted: None,
     }
 }
 

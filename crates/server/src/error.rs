@@ -100,6 +100,13 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The stable error code (`not_found`, `upstream_failed`, …), as in the JSON error body.
+    pub fn code(&self) -> &'static str {
+        self.parts().2
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let (status, kind, code) = self.parts();

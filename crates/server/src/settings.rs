@@ -21,6 +21,11 @@ pub struct ServerSettings {
     /// Per-user rate limits (`[server.limits]`: requests_per_minute, concurrent_conversations,
     /// redis_url to share them across instances).
     pub limits: crate::limits::LimitsConfig,
+    /// Milliseconds of silence after which a streamed response sends an SSE comment, so
+    /// proxies and clients keep an idle stream open.
+    pub sse_keep_alive_ms: u64,
+    /// Least milliseconds between two `partial` events of an attempt.
+    pub partial_interval_ms: u64,
 }
 
 impl Default for ServerSettings {
@@ -30,6 +35,8 @@ impl Default for ServerSettings {
             max_message_chars: DEFAULT_MAX_MESSAGE_CHARS,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             limits: crate::limits::LimitsConfig::default(),
+            sse_keep_alive_ms: 15_000,
+            partial_interval_ms: 100,
         }
     }
 }
@@ -44,6 +51,9 @@ impl ServerSettings {
         };
         if settings.max_message_chars == 0 || settings.max_body_bytes < 1024 {
             return Err("[server]: max_message_chars must be > 0 and max_body_bytes ≥ 1024".into());
+        }
+        if settings.sse_keep_alive_ms < 10 {
+            return Err("[server]: sse_keep_alive_ms must be at least 10".into());
         }
         Ok(settings)
     }

@@ -28,13 +28,22 @@ impl EventSender {
 }
 
 /// Runs `produce` in a task that feeds the returned stream (so the provider's parsing state
-/// lives in ordinary async code).
+/// lives in ordinary async code). When the stream is dropped, the task stops at once — also
+/// while it waits for the upstream — dropping the upstream response, which closes its
+/// connection: the provider stops generating.
 pub(crate) fn async_stream_events<F, Fut>(produce: F) -> EventStream
 where
     F: FnOnce(EventSender) -> Fut,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let (tx, mut rx) = tokio::sync::mpsc::channel(64);
-    tokio::spawn(produce(EventSender(tx)));
+    let watch = tx.clone();
+    let produce = produce(EventSender(tx));
+    tokio::spawn(async move {
+        tokio::select! {
+            () = produce => {}
+            () = watch.closed() => {}
+        }
+    });
     futures::stream::poll_fn(move |cx| rx.poll_recv(cx)).boxed()
 }

@@ -173,8 +173,11 @@ impl Provider for Mock {
         self.answer(&request, false).await
     }
 
-    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let completion = self.answer(request, true).await?;
+    async fn send_stream(&self, body: &Value) -> Result<EventStream, ProviderError> {
+        let request: ChatRequest = serde_json::from_value(body.clone()).map_err(|e| {
+            ProviderError::Decode(format!("the stored body is not a mock request: {e}"))
+        })?;
+        let completion = self.answer(&request, true).await?;
         Ok(async_stream_events(move |tx| async move {
             // Small pieces, as a model streams them.
             let chars: Vec<char> = completion.content.chars().collect();

@@ -260,7 +260,9 @@ pub trait Provider: Send + Sync + fmt::Debug {
     async fn complete(&self, request: &ChatRequest) -> Result<Completion, ProviderError>;
 
     /// A streamed completion: deltas, then `Done` with the whole completion.
-    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError>;
+    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        self.send_stream(&self.payload(request, true).body).await
+    }
 
     /// Where this provider sends requests (the `url` of its [`RequestPayload`]s).
     fn endpoint(&self) -> String;
@@ -271,6 +273,37 @@ pub trait Provider: Send + Sync + fmt::Debug {
     /// The turn loop builds the payload once, stores it and sends it with this; replays send
     /// a stored one again.
     async fn send(&self, body: &Value) -> Result<Completion, ProviderError>;
+
+    /// Sends a request body this provider produced for a stream (the body of
+    /// `payload(request, true)`, fresh or stored) and returns its events: deltas, then `Done`.
+    /// A body made without streaming is sent streaming. Dropping the stream cancels the
+    /// upstream request (its connection is closed).
+    async fn send_stream(&self, body: &Value) -> Result<EventStream, ProviderError>;
+}
+
+/// A body to send streaming, and the model it asks for: borrowed as it is when it already asks
+/// for a stream; otherwise a copy with `stream: true` (and, with `usage_option`, OpenAI's
+/// `stream_options.include_usage`).
+pub fn streaming(body: &Value, usage_option: bool) -> (std::borrow::Cow<'_, Value>, String) {
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    if body.get("stream") == Some(&Value::Bool(true)) {
+        return (std::borrow::Cow::Borrowed(body), model);
+    }
+    let mut copy = body.clone();
+    if let Some(map) = copy.as_object_mut() {
+        map.insert("stream".into(), Value::Bool(true));
+        if usage_option {
+            map.insert(
+                "stream_options".into(),
+                serde_json::json!({"include_usage": true}),
+            );
+        }
+    }
+    (std::borrow::Cow::Owned(copy), model)
 }
 
 /// A body to send non-streaming, and the model it asks for (empty when it names none).

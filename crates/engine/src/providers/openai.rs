@@ -10,7 +10,7 @@ use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Role, Usage, non_streaming,
+    Role, Usage, non_streaming, streaming,
 };
 use async_trait::async_trait;
 use bridle_core::ToolCall;
@@ -282,10 +282,10 @@ impl Provider for OpenAi {
         self.complete_body(&body, model).await
     }
 
-    async fn stream(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
-        let response = self.post(&self.body(request, true)).await?;
+    async fn send_stream(&self, body: &Value) -> Result<EventStream, ProviderError> {
+        let (body, fallback_model) = streaming(body, true);
+        let response = self.post(&body).await?;
         let mut events = http::sse(response, self.settings.timeout);
-        let fallback_model = request.model.clone();
         let stream = async_stream_events(move |tx| async move {
             let (mut content, mut usage, mut model, mut finish) = (String::new(), None, None, None);
             let mut calls = StreamedCalls::default();

@@ -162,6 +162,39 @@ pub struct NewMessage {
     pub latency_ms: Option<u64>,
     /// Provider error, when the call failed.
     pub error: Option<String>,
+    /// Set when a streamed attempt did not run to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interruption>,
+}
+
+/// Why a streamed attempt did not run to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interruption {
+    /// Bridle stopped it: the reply so far already broke the contract whatever followed
+    /// (its `violations` say how); the upstream request was cancelled.
+    Aborted,
+    /// The client went away; the upstream request was cancelled.
+    Cancelled,
+}
+
+impl Interruption {
+    /// Stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Aborted => "aborted",
+            Self::Cancelled => "cancelled",
+        }
+    }
+
+    /// The stored name read back.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "aborted" => Some(Self::Aborted),
+            "cancelled" => Some(Self::Cancelled),
+            _ => None,
+        }
+    }
 }
 
 /// A stored message.

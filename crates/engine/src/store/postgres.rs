@@ -8,9 +8,9 @@ use super::migrations::{self, Embedded};
 use super::rows::{self, EncodedMessage, Field, StoreRow};
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
-    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
-    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats, StatsQuery,
-    Store, StoreError, View, now_ms,
+    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
+    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats,
+    StatsQuery, Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -38,6 +38,11 @@ const MIGRATIONS: &[Embedded] = &[
         version: 2,
         name: "stats_indexes",
         sql: include_str!("../../migrations/postgres/0002_stats_indexes.sql"),
+    },
+    Embedded {
+        version: 3,
+        name: "interrupted",
+        sql: include_str!("../../migrations/postgres/0003_interrupted.sql"),
     },
 ];
 
@@ -218,9 +223,9 @@ impl Store for PostgresStore {
              INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
              is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
              violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-             created_at) \
+             interrupted, created_at) \
              VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
-             $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21) \
+             $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22) \
              RETURNING id, conversation_id, created_at) \
              UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
              FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
@@ -245,6 +250,7 @@ impl Store for PostgresStore {
         .bind(encoded.tokens_out)
         .bind(encoded.latency_ms)
         .bind(&message.error)
+        .bind(message.interrupted.map(Interruption::as_str))
         .bind(now_ms())
         .fetch_one(&self.pool)
         .await?;

@@ -6,8 +6,8 @@
 //! naming the table, the column and the row, never a panic.
 
 use super::{
-    Conversation, ConversationStatus, ConversationSummary, Message, MessageRole, NewConversation,
-    NewMessage, NewSafetyEvent, SafetyEvent, StoreError, now_ms,
+    Conversation, ConversationStatus, ConversationSummary, Interruption, Message, MessageRole,
+    NewConversation, NewMessage, NewSafetyEvent, SafetyEvent, StoreError, now_ms,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -148,7 +148,7 @@ macro_rules! select_messages {
             "SELECT id, conversation_id, turn_id, role, content, value, is_validated, ",
             "is_fallback, attempt, contract, contract_version, request_payload, raw_response, ",
             "violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
-            "created_at FROM messages ",
+            "interrupted, created_at FROM messages ",
             $tail
         )
     };
@@ -196,6 +196,14 @@ pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
         tokens_out: opt_count(row, field("tokens_out"))?,
         latency_ms: opt_count(row, field("latency_ms"))?,
         error: row.opt_text("error")?,
+        interrupted: row
+            .opt_text("interrupted")?
+            .map(|text| {
+                Interruption::parse(&text).ok_or_else(|| {
+                    field("interrupted").corrupt(format_args!("unknown value {text:?}"))
+                })
+            })
+            .transpose()?,
     };
     Ok(Message {
         id,
@@ -319,6 +327,7 @@ mod tests {
             tokens_out: None,
             latency_ms: Some(0),
             error: None,
+            interrupted: None,
         }
     }
 

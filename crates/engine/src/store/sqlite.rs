@@ -10,9 +10,9 @@ use super::migrations::{self, Embedded};
 use super::rows::{self, EncodedMessage, Field, StoreRow};
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
-    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
-    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats, StatsQuery,
-    Store, StoreError, View, now_ms,
+    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
+    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats,
+    StatsQuery, Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -47,6 +47,11 @@ const MIGRATIONS: &[Embedded] = &[
         version: 3,
         name: "bump_trigger",
         sql: include_str!("../../migrations/sqlite/0003_bump_trigger.sql"),
+    },
+    Embedded {
+        version: 4,
+        name: "interrupted",
+        sql: include_str!("../../migrations/sqlite/0004_interrupted.sql"),
     },
 ];
 
@@ -269,8 +274,8 @@ impl Store for SqliteStore {
             "INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
              is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
              violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-             created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+             interrupted, created_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(&message.conversation_id)
         .bind(&message.turn_id)
@@ -292,6 +297,7 @@ impl Store for SqliteStore {
         .bind(encoded.tokens_out)
         .bind(encoded.latency_ms)
         .bind(&message.error)
+        .bind(message.interrupted.map(Interruption::as_str))
         .bind(now_ms())
         .fetch_one(&self.writer)
         .await?;

@@ -576,6 +576,7 @@ async fn conversation_with_reply(store: &dyn Store, value: &Value) -> (Conversat
             tokens_out: None,
             latency_ms: None,
             error: None,
+            interrupted: None,
         })
         .await
         .unwrap();

@@ -262,6 +262,7 @@ fn user_message(conversation: &Conversation, turn_id: &str, content: &str) -> Ne
         tokens_out: None,
         latency_ms: None,
         error: None,
+        interrupted: None,
     }
 }
 
@@ -1160,8 +1161,8 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 3,
-        _ => 2,
+        "sqlite" => 4,
+        _ => 3,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);

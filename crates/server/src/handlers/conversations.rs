@@ -1,12 +1,14 @@
 //! The native conversation API: start, list own, send a message, read the user view.
 
+use super::sse;
 use crate::AppState;
 use crate::auth::{Caller, Role};
 use crate::error::ApiError;
 use crate::extract::ApiJson;
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use bridle_engine::store::{
     Conversation, ConversationFilter, ConversationStatus, MessageRole, PageRequest, View,
 };
@@ -105,9 +107,10 @@ pub async fn list(
 pub async fn send(
     State(state): State<AppState>,
     caller: Caller,
+    headers: HeaderMap,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SendBody>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let conversation = owned(&state, &caller, &id).await?;
     if conversation.status == ConversationStatus::Blocked {
         let language = conversation.context.get("language").and_then(Value::as_str);
@@ -126,7 +129,18 @@ pub async fn send(
         )));
     }
     state.admit(&caller.user_id).await?;
-    let _slot = state.hold(&caller.user_id, &conversation.id).await?;
+    let lease = state.hold(&caller.user_id, &conversation.id).await?;
+    if sse::wants_events(&headers) {
+        return Ok(sse::turn_events(
+            &state,
+            sse::StreamedTurn {
+                conversation_id: conversation.id,
+                content: body.content,
+                model: body.model,
+                lease,
+            },
+        ));
+    }
     let outcome = state
         .engine
         .send(&conversation.id, &body.content, body.model.as_deref())
@@ -141,7 +155,8 @@ pub async fn send(
         "fallback": outcome.fallback,
         "usage": outcome.usage,
         "safety": outcome.safety,
-    })))
+    }))
+    .into_response())
 }
 
 pub async fn history(

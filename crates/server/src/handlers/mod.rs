@@ -4,3 +4,5 @@ pub mod admin;
 pub mod conversations;
 pub mod health;
 pub mod openai;
+pub mod openai_stream;
+pub mod sse;

@@ -5,8 +5,11 @@
 //! `{"type": "json_object"}` ("a valid JSON object"); Bridle then enforces it (repair + retry)
 //! and the standard response body carries valid JSON content, with attempts and repairs in
 //! `x-bridle-*` headers. A request with none of these passes through to the model unchanged.
-//! `stream: true` is answered as server-sent events once the reply is known to be valid.
+//! `stream: true` is answered as `chat.completion.chunk` events (`openai_stream.rs`): the
+//! validated value once the turn is done, or — for a plain request — the model's stream as it
+//! comes.
 
+use super::openai_stream;
 use crate::AppState;
 use crate::auth::Caller;
 use crate::error::ApiError;
@@ -31,6 +34,7 @@ pub struct CompletionBody {
     messages: Vec<WireMessage>,
     #[serde(default)]
     stream: bool,
+    stream_options: Option<Value>,
     response_format: Option<Value>,
     temperature: Option<f64>,
     max_tokens: Option<u32>,
@@ -166,7 +170,8 @@ pub async fn completions(
         .unwrap_or_else(|| state.engine.config().default_model.clone());
     let content = outcome.value.to_string();
     let mut response = if body.stream {
-        stream(&outcome.turn_id, &model, &content)
+        let chunks = chunks(&body, format!("chatcmpl-{}", outcome.turn_id), model);
+        openai_stream::validated(&chunks, &content, outcome.usage)
     } else {
         Json(completion_body(
             &outcome.turn_id,
@@ -223,36 +228,31 @@ fn created() -> u64 {
         .unwrap_or(0)
 }
 
-/// The validated reply as OpenAI stream chunks.
-fn stream(id: &str, model: &str, content: &str) -> Response {
-    let chunk = |delta: Value, finish: Value| json!({"id": format!("chatcmpl-{id}"), "object": "chat.completion.chunk", "created": created(), "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
-    let mut events = vec![chunk(
-        json!({"role": "assistant", "content": ""}),
-        Value::Null,
-    )];
-    let chars: Vec<char> = content.chars().collect();
-    for piece in chars.chunks(64) {
-        events.push(chunk(
-            json!({"content": piece.iter().collect::<String>()}),
-            Value::Null,
-        ));
+/// How the chunks of a streamed answer to `body` are written.
+fn chunks(body: &CompletionBody, id: String, model: String) -> openai_stream::Chunks {
+    openai_stream::Chunks {
+        id,
+        model,
+        created: created(),
+        include_usage: body
+            .stream_options
+            .as_ref()
+            .and_then(|o| o.get("include_usage"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     }
-    events.push(chunk(json!({}), json!("stop")));
-    let mut body = String::new();
-    for event in events {
-        body.push_str("data: ");
-        body.push_str(&event.to_string());
-        body.push_str("\n\n");
+}
+
+fn upstream_error(e: &bridle_engine::providers::ProviderError) -> ApiError {
+    match e {
+        bridle_engine::providers::ProviderError::Status { status, .. } if *status == 429 => {
+            ApiError::RateLimited {
+                message: e.to_string(),
+                retry_after: e.retry_after().unwrap_or(std::time::Duration::from_secs(1)),
+            }
+        }
+        _ => ApiError::Upstream(e.to_string()),
     }
-    body.push_str("data: [DONE]\n\n");
-    (
-        [
-            (axum::http::header::CONTENT_TYPE, "text/event-stream"),
-            (axum::http::header::CACHE_CONTROL, "no-cache"),
-        ],
-        body,
-    )
-        .into_response()
 }
 
 async fn passthrough(
@@ -273,29 +273,28 @@ async fn passthrough(
         response_format: None,
         tools: Vec::new(),
     };
-    let completion = model
-        .provider
-        .complete(&request)
-        .await
-        .map_err(|e| match &e {
-            bridle_engine::providers::ProviderError::Status { status, .. } if *status == 429 => {
-                ApiError::RateLimited {
-                    message: e.to_string(),
-                    retry_after: e.retry_after().unwrap_or(std::time::Duration::from_secs(1)),
-                }
-            }
-            _ => ApiError::Upstream(e.to_string()),
-        })?;
-    let usage = completion.usage.unwrap_or_default();
-    let name = body.model.clone().unwrap_or(completion.model.clone());
     if body.stream {
-        let mut response = stream(&format!("{}", created()), &name, &completion.content);
+        let events = model
+            .provider
+            .stream(&request)
+            .await
+            .map_err(|e| upstream_error(&e))?;
+        let name = body.model.clone().unwrap_or(request.model);
+        let id = format!("chatcmpl-{}", uuid::Uuid::now_v7());
+        let mut response = openai_stream::relay(chunks(body, id, name), events);
         response.headers_mut().insert(
             HeaderName::from_static("x-bridle-contract"),
             HeaderValue::from_static("none"),
         );
         return Ok(response);
     }
+    let completion = model
+        .provider
+        .complete(&request)
+        .await
+        .map_err(|e| upstream_error(&e))?;
+    let usage = completion.usage.unwrap_or_default();
+    let name = body.model.clone().unwrap_or(completion.model.clone());
     let value = json!({
         "id": format!("chatcmpl-{}", created()),
         "object": "chat.completion",

@@ -1,0 +1,189 @@
+//! [`TurnEvent`]: what a streamed turn tells its client, and [`EventSink`], where the turn sends
+//! it. The server writes each event as one SSE event (`event: NAME`, `data: JSON`); the names
+//! and fields are documented in `docs/streaming.md`.
+
+use bridle_core::{Emit, Repair, Violation};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How often, at most, a `partial` event is sent per attempt (default).
+pub const DEFAULT_PARTIAL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Events waiting for a slow client before the turn waits for it.
+const CHANNEL_CAPACITY: usize = 256;
+
+/// One event of a streamed turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEvent {
+    /// An attempt began (1-based).
+    AttemptStarted {
+        /// The attempt.
+        attempt: u32,
+    },
+    /// More text for the user: markers stripped, question-card text held back.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// The value so far (`json` and `xml` contracts), as compact JSON text.
+    Partial {
+        /// The attempt it belongs to.
+        attempt: u32,
+        /// The value, JSON text.
+        value: String,
+    },
+    /// A marker section's suggestions: `{"suggested_values": […]}` or `{"suggested_actions": […]}`.
+    Suggestions(Value),
+    /// A marker section's payload: `{"type", "data"}`.
+    Payload(Value),
+    /// The attempt failed: the client discards what it showed for it.
+    AttemptFailed {
+        /// The attempt.
+        attempt: u32,
+        /// `invalid` (the complete reply broke the contract), `aborted` (the reply so far
+        /// already did, and the stream was stopped), or `provider_error`.
+        reason: &'static str,
+        /// What it broke (empty for a provider error).
+        violations: Vec<Violation>,
+        /// In words.
+        message: String,
+    },
+    /// A question card of the final message (one event per card).
+    QuestionCard(Value),
+    /// What the safety policy did with the final message.
+    Safety(Value),
+    /// The final message, stored.
+    MessageComplete {
+        /// The turn.
+        turn_id: String,
+        /// The stored final message.
+        message_id: i64,
+        /// The final value (meets the contract).
+        value: Value,
+        /// Attempts made.
+        attempts: u32,
+        /// Repairs of the final attempt.
+        repairs: Vec<Repair>,
+        /// The contract's fallback after the attempts ran out.
+        fallback: bool,
+        /// Tokens used over all attempts.
+        usage: Value,
+    },
+    /// The turn ended without a final message.
+    Error {
+        /// A stable code (`upstream_failed`, `conversation_blocked`, `internal`, …).
+        code: String,
+        /// In words.
+        message: String,
+    },
+}
+
+impl TurnEvent {
+    /// The SSE event name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::AttemptStarted { .. } => "attempt_started",
+            Self::TextDelta { .. } => "text_delta",
+            Self::Partial { .. } => "partial",
+            Self::Suggestions(_) => "suggestions",
+            Self::Payload(_) => "payload",
+            Self::AttemptFailed { .. } => "attempt_failed",
+            Self::QuestionCard(_) => "question_card",
+            Self::Safety(_) => "safety",
+            Self::MessageComplete { .. } => "message_complete",
+            Self::Error { .. } => "error",
+        }
+    }
+
+    /// The SSE data: one line of JSON.
+    pub fn data(&self) -> String {
+        match self {
+            Self::AttemptStarted { attempt } => json!({"attempt": attempt}).to_string(),
+            Self::TextDelta { text } => json!({"text": text}).to_string(),
+            Self::Partial { attempt, value } => {
+                format!("{{\"attempt\":{attempt},\"value\":{value}}}")
+            }
+            Self::Suggestions(value) | Self::Payload(value) | Self::Safety(value) => {
+                value.to_string()
+            }
+            Self::QuestionCard(card) => json!({"card": card}).to_string(),
+            Self::AttemptFailed {
+                attempt,
+                reason,
+                violations,
+                message,
+            } => json!({"attempt": attempt, "reason": reason, "violations": violations, "message": message})
+                .to_string(),
+            Self::MessageComplete {
+                turn_id,
+                message_id,
+                value,
+                attempts,
+                repairs,
+                fallback,
+                usage,
+            } => json!({
+                "turn_id": turn_id,
+                "message_id": message_id,
+                "value": value,
+                "attempts": attempts,
+                "repairs": repairs,
+                "fallback": fallback,
+                "usage": usage,
+            })
+            .to_string(),
+            Self::Error { code, message } => json!({"code": code, "message": message}).to_string(),
+        }
+    }
+
+    /// The event for something a streaming check emitted.
+    pub(crate) fn from_emit(emit: Emit) -> Self {
+        match emit {
+            Emit::Text(text) => Self::TextDelta { text },
+            Emit::Suggestions(value) => Self::Suggestions(value),
+            Emit::Payload(value) => Self::Payload(value),
+        }
+    }
+}
+
+/// Where a streamed turn sends its events, and how often it may send `partial`.
+#[derive(Debug, Clone)]
+pub struct EventSink {
+    tx: mpsc::Sender<TurnEvent>,
+    partial_interval: Duration,
+}
+
+impl EventSink {
+    /// A sink and the receiver the client side reads.
+    pub fn channel(partial_interval: Duration) -> (Self, mpsc::Receiver<TurnEvent>) {
+        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+        (
+            Self {
+                tx,
+                partial_interval,
+            },
+            rx,
+        )
+    }
+
+    /// Sends an event; false when the client went away.
+    pub async fn send(&self, event: TurnEvent) -> bool {
+        self.tx.send(event).await.is_ok()
+    }
+
+    /// Resolves when the client went away (its receiver was dropped).
+    pub async fn closed(&self) {
+        self.tx.closed().await;
+    }
+
+    /// Whether the client went away.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
+    /// The least time between two `partial` events of an attempt.
+    pub fn partial_interval(&self) -> Duration {
+        self.partial_interval
+    }
+}
