@@ -1,6 +1,7 @@
 //! `bridle mock-llm`: the built-in mock LLM as a standalone OpenAI- and Anthropic-compatible
-//! HTTP server (`/v1/chat/completions`, `/v1/messages`, streaming too) with a request log at
-//! `/_mock/requests` — for tests, benchmarks and front-end work without a model.
+//! HTTP server (`/v1/chat/completions`, `/v1/messages`, streaming too — piece size, pacing and
+//! write size set by the `--stream-*` flags) with a request log at `/_mock/requests` — for
+//! tests, benchmarks and front-end work without a model.
 
 use crate::{Outcome, setup};
 use anyhow::{Context as _, Result};
@@ -37,6 +38,17 @@ pub struct MockArgs {
     /// Require this API key (Authorization: Bearer or x-api-key); others get 401.
     #[arg(long, value_name = "KEY", env = "BRIDLE_MOCK_API_KEY")]
     require_api_key: Option<String>,
+    /// Characters of content (and of tool-call arguments) per streamed delta, at least 1.
+    #[arg(long, value_name = "N", default_value_t = bridle_mock::DEFAULT_STREAM_PIECE_CHARS)]
+    stream_piece_chars: usize,
+    /// Pause between the SSE frames of a stream, in milliseconds (real models trickle tokens);
+    /// 0 sends them at once.
+    #[arg(long, value_name = "MS", default_value_t = 0)]
+    stream_interval_ms: u64,
+    /// Re-cut streams into writes of N bytes, whatever the frame and UTF-8 boundaries (tests a
+    /// client's SSE decoder on split frames and characters); default: one write per frame.
+    #[arg(long, value_name = "N")]
+    stream_chunk_bytes: Option<usize>,
 }
 
 pub fn run(dirs: &[PathBuf], args: MockArgs) -> Result<Outcome> {
@@ -45,6 +57,9 @@ pub fn run(dirs: &[PathBuf], args: MockArgs) -> Result<Outcome> {
         seed: args.seed,
         fault_rate: args.fault_rate,
         latency_ms: args.latency_ms,
+        stream_piece_chars: args.stream_piece_chars,
+        stream_interval_ms: args.stream_interval_ms,
+        stream_chunk_bytes: args.stream_chunk_bytes,
         contracts,
         ..MockConfig::default()
     };

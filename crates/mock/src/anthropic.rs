@@ -8,7 +8,8 @@
 use crate::request::{
     MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason, Usage,
 };
-use crate::server::{Call, Rendered, pieces};
+use crate::server::{Call, Rendered};
+use crate::stream::deltas;
 use serde_json::{Value, json};
 
 /// Reads a Messages request; the error is a message for a 400.
@@ -151,11 +152,12 @@ fn frame(event: &str, data: &Value) -> String {
     format!("event: {event}\ndata: {data}\n\n")
 }
 
-/// The reply as a `message` object or as SSE events.
-pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
+/// The reply as a `message` object or as SSE events, text and tool input streamed
+/// `piece_chars` characters a delta (or in the reply's scripted pieces).
+pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rendered {
     let model = call.request.model.as_str();
     let id = reply.info().id.clone();
-    // (the blocks with their streamed text, usage, stop reason, broken)
+    // (the blocks with their streamed text and its scripted pieces, usage, stop reason, broken)
     let (blocks, usage, stop, broken) = match reply {
         MockReply::Http {
             status,
@@ -173,15 +175,16 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
             content,
             calls,
             usage,
+            pieces,
             ..
         } if !calls.is_empty() => {
             let mut blocks = Vec::with_capacity(calls.len() + 1);
             if !content.is_empty() {
-                blocks.push((text_block(content), content.clone()));
+                blocks.push((text_block(content), content.clone(), pieces.as_deref()));
             }
             for (i, call) in calls.iter().enumerate() {
                 let block = tool_block(&format!("{id}_{i}"), &call.name, &call.arguments);
-                blocks.push((block, call.arguments.to_string()));
+                blocks.push((block, call.arguments.to_string(), None));
             }
             (blocks, usage, "tool_use", false)
         }
@@ -189,21 +192,32 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
             content,
             usage,
             stop,
+            pieces,
             ..
         } => (
-            vec![(text_block(content), content.clone())],
+            vec![(text_block(content), content.clone(), pieces.as_deref())],
             usage,
             stop_reason(*stop),
             false,
         ),
         MockReply::ToolCall {
-            name, input, usage, ..
-        } => (
-            vec![(tool_block(&id, name, input), input.to_string())],
+            name,
+            input,
             usage,
-            "tool_use",
-            false,
-        ),
+            pieces,
+            ..
+        } => {
+            // Scripted pieces carry the input's JSON text as the script wrote it.
+            let streamed = pieces
+                .as_ref()
+                .map_or_else(|| input.to_string(), |p| p.concat());
+            (
+                vec![(tool_block(&id, name, input), streamed, pieces.as_deref())],
+                usage,
+                "tool_use",
+                false,
+            )
+        }
         MockReply::BrokenStream {
             content,
             tool,
@@ -214,7 +228,12 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
                 Some(name) => tool_block(&id, name, &Value::Object(Default::default())),
                 None => text_block(content),
             };
-            (vec![(block, content.clone())], usage, "end_turn", true)
+            (
+                vec![(block, content.clone(), None)],
+                usage,
+                "end_turn",
+                true,
+            )
         }
     };
     let message = |content: Value, stop: Value, usage: Value| {
@@ -234,7 +253,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
             status: 200,
             retry_after: None,
             body: message(
-                blocks.iter().map(|(block, _)| block.clone()).collect(),
+                blocks.iter().map(|(block, ..)| block.clone()).collect(),
                 json!(stop),
                 usage_json(usage),
             ),
@@ -245,7 +264,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
         "message_start",
         &json!({"type": "message_start", "message": message(json!([]), Value::Null, start_usage)}),
     )];
-    for (index, (block, streamed)) in blocks.iter().enumerate() {
+    for (index, (block, streamed, scripted)) in blocks.iter().enumerate() {
         let is_tool = block.get("type") == Some(&json!("tool_use"));
         let start_block = if is_tool {
             let mut empty = block.clone();
@@ -260,7 +279,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
             "content_block_start",
             &json!({"type": "content_block_start", "index": index, "content_block": start_block}),
         ));
-        let parts = pieces(streamed);
+        let parts = deltas(streamed, *scripted, piece_chars);
         let sent = if broken { parts.len() / 2 } else { parts.len() };
         for piece in parts.iter().take(sent) {
             let delta = if is_tool {
@@ -392,6 +411,7 @@ mod tests {
             usage: Usage::default(),
             stop: StopReason::End,
             fault: None,
+            pieces: None,
             info: crate::request::ReplyInfo {
                 id: "abc".into(),
                 attempt: 1,
@@ -399,7 +419,7 @@ mod tests {
                 target: None,
             },
         };
-        let Rendered::Json { body: message, .. } = render(&reply, &call) else {
+        let Rendered::Json { body: message, .. } = render(&reply, &call, 6) else {
             panic!("not JSON")
         };
         assert_eq!(message["stop_reason"], "tool_use");
@@ -408,7 +428,7 @@ mod tests {
         assert_eq!(message["content"][1]["input"]["question"], "Which?");
 
         let streamed = parse(&body(true, json!({"type": "auto"}))).unwrap();
-        let Rendered::Events { frames, .. } = render(&reply, &streamed) else {
+        let Rendered::Events { frames, .. } = render(&reply, &streamed, 6) else {
             panic!("not events")
         };
         let (mut text, mut input) = (String::new(), String::new());
@@ -437,5 +457,66 @@ mod tests {
             serde_json::from_str::<Value>(&input).unwrap(),
             json!({"question": "Which?"})
         );
+    }
+
+    #[test]
+    fn text_and_tool_input_deltas_follow_the_piece_size_or_the_scripted_pieces() {
+        let info = crate::request::ReplyInfo {
+            id: "abc".into(),
+            attempt: 1,
+            delay: std::time::Duration::ZERO,
+            target: None,
+        };
+        let text = |pieces: Option<&[&str]>| MockReply::Text {
+            content: "Hello there.".into(),
+            calls: Vec::new(),
+            usage: Usage::default(),
+            stop: StopReason::End,
+            fault: None,
+            pieces: pieces.map(|p| p.iter().map(|s| (*s).to_owned()).collect()),
+            info: info.clone(),
+        };
+        let tool = |pieces: Option<&[&str]>| MockReply::ToolCall {
+            name: "reply".into(),
+            input: json!({"a": "bc"}),
+            usage: Usage::default(),
+            fault: None,
+            pieces: pieces.map(|p| p.iter().map(|s| (*s).to_owned()).collect()),
+            info: info.clone(),
+        };
+        // (reply, piece chars, the deltas streamed)
+        let cases: [(MockReply, usize, &[&str]); 5] = [
+            (text(None), 6, &["Hello ", "there."]),
+            (text(None), 5, &["Hello", " ther", "e."]),
+            (text(Some(&["H", "ello there."])), 5, &["H", "ello there."]),
+            (tool(None), 4, &[r#"{"a""#, r#":"bc"#, r#""}"#]),
+            (
+                tool(Some(&["{ \"a\"", ": \"bc\" }"])),
+                4,
+                &["{ \"a\"", ": \"bc\" }"],
+            ),
+        ];
+        let call = parse(&json!({"model": "m", "max_tokens": 5, "stream": true,
+                                 "messages": [{"role": "user", "content": "x"}]}))
+        .unwrap();
+        for (reply, chars, expected) in cases {
+            let Rendered::Events { frames, .. } = render(&reply, &call, chars) else {
+                panic!("not events")
+            };
+            let deltas: Vec<String> = frames
+                .iter()
+                .filter_map(|frame| {
+                    let data = frame.lines().find_map(|l| l.strip_prefix("data: "))?;
+                    let event: Value = serde_json::from_str(data).ok()?;
+                    let delta = event.get("delta")?;
+                    delta
+                        .get("text")
+                        .or_else(|| delta.get("partial_json"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .collect();
+            assert_eq!(deltas, expected, "{chars}");
+        }
     }
 }

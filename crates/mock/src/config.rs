@@ -1,6 +1,7 @@
 //! [`MockConfig`]: how the mock model behaves — seed, fault rate and mix, an optional script,
-//! added latency, an optional API key to require, and the contracts it recognises — with
-//! [`MockConfig::validate`] to refuse settings that make no sense before anything runs.
+//! added latency, how streamed answers are cut and paced, an optional API key to require, and
+//! the contracts it recognises — with [`MockConfig::validate`] to refuse settings that make no
+//! sense before anything runs.
 
 use crate::faults::Fault;
 use crate::script::Script;
@@ -10,6 +11,9 @@ use bridle_core::Contracts;
 pub const MAX_DELAY_MS: u64 = 600_000;
 /// Longest `Retry-After` a fault may send, in seconds.
 pub const MAX_RETRY_AFTER_SECS: u64 = 3600;
+/// Content characters per streamed delta unless [`MockConfig::stream_piece_chars`] says
+/// otherwise.
+pub const DEFAULT_STREAM_PIECE_CHARS: usize = 6;
 
 /// The mock model's settings.
 #[derive(Debug, Clone)]
@@ -24,6 +28,16 @@ pub struct MockConfig {
     pub script: Option<Script>,
     /// Added to every answer, in milliseconds.
     pub latency_ms: u64,
+    /// Characters of content (or of a tool call's JSON arguments) per streamed delta, at least
+    /// 1 (default [`DEFAULT_STREAM_PIECE_CHARS`]). A `pieces` script step sets its own deltas.
+    pub stream_piece_chars: usize,
+    /// Pause between two frames of a streamed answer, in milliseconds (default 0: all at
+    /// once; at most [`MAX_DELAY_MS`]). Real models trickle their tokens.
+    pub stream_interval_ms: u64,
+    /// When set, the SSE byte stream is re-cut into network writes of this many bytes (at least
+    /// 1), whatever the frame and UTF-8 boundaries — so a client's SSE decoder meets frames and
+    /// multi-byte characters split across reads. Default: one write per frame.
+    pub stream_chunk_bytes: Option<usize>,
     /// When set, requests must carry `Authorization: Bearer KEY` or `x-api-key: KEY`.
     pub require_api_key: Option<String>,
     /// Contracts recognised by name in the system prompt.
@@ -47,6 +61,17 @@ pub enum ConfigError {
     /// An empty key would make every request unauthorised, or authorise a blank header.
     #[error("require_api_key must not be empty")]
     EmptyApiKey,
+    /// A streaming size of zero (`stream_piece_chars`, `stream_chunk_bytes`) would never move.
+    #[error("{0} must be at least 1")]
+    ZeroSize(&'static str),
+    /// A `pieces` script step with no piece.
+    #[error("script turn {turn}, attempt {attempt}: \"pieces\" must list at least one piece")]
+    EmptyPieces {
+        /// The script turn (1-based).
+        turn: usize,
+        /// The attempt within it (1-based).
+        attempt: usize,
+    },
 }
 
 impl Default for MockConfig {
@@ -57,6 +82,9 @@ impl Default for MockConfig {
             faults: Fault::default_mix(),
             script: None,
             latency_ms: 0,
+            stream_piece_chars: DEFAULT_STREAM_PIECE_CHARS,
+            stream_interval_ms: 0,
+            stream_chunk_bytes: None,
             require_api_key: None,
             contracts: Contracts::builtin().unwrap_or_default(),
         }
@@ -64,7 +92,8 @@ impl Default for MockConfig {
 }
 
 impl MockConfig {
-    /// The defaults: seed 0, no faults, no latency, no key, the built-in contracts.
+    /// The defaults: seed 0, no faults, no latency, streams in deltas of
+    /// [`DEFAULT_STREAM_PIECE_CHARS`] characters sent at once, no key, the built-in contracts.
     pub fn new() -> Self {
         Self::default()
     }
@@ -104,6 +133,27 @@ impl MockConfig {
         self
     }
 
+    /// Streaming `chars` characters of content per delta.
+    #[must_use]
+    pub fn with_stream_piece_chars(mut self, chars: usize) -> Self {
+        self.stream_piece_chars = chars;
+        self
+    }
+
+    /// Pausing `ms` milliseconds between the frames of a stream.
+    #[must_use]
+    pub fn with_stream_interval_ms(mut self, ms: u64) -> Self {
+        self.stream_interval_ms = ms;
+        self
+    }
+
+    /// Re-cutting streams into writes of `bytes` bytes.
+    #[must_use]
+    pub fn with_stream_chunk_bytes(mut self, bytes: usize) -> Self {
+        self.stream_chunk_bytes = Some(bytes);
+        self
+    }
+
     /// Requiring API key `key`.
     #[must_use]
     pub fn with_api_key(mut self, key: impl Into<String>) -> Self {
@@ -132,6 +182,19 @@ impl MockConfig {
                 self.latency_ms
             )));
         }
+        if self.stream_interval_ms > MAX_DELAY_MS {
+            return Err(ConfigError::OutOfRange(format!(
+                "stream_interval_ms {}",
+                self.stream_interval_ms
+            )));
+        }
+        if self.stream_piece_chars == 0 {
+            return Err(ConfigError::ZeroSize("stream_piece_chars"));
+        }
+        if self.stream_chunk_bytes == Some(0) {
+            return Err(ConfigError::ZeroSize("stream_chunk_bytes"));
+        }
+        self.check_pieces()?;
         let scripted = self
             .script
             .iter()
@@ -157,6 +220,23 @@ impl MockConfig {
         }
         Ok(())
     }
+
+    /// Refuses a `pieces` step with no piece (the script reader refuses it too; a script built
+    /// in code is checked here).
+    fn check_pieces(&self) -> Result<(), ConfigError> {
+        let turns = self.script.iter().flat_map(|s| s.turns.iter());
+        for (turn, entry) in turns.enumerate() {
+            for (attempt, step) in entry.attempts.iter().enumerate() {
+                if matches!(step, crate::script::Step::Pieces(pieces) if pieces.is_empty()) {
+                    return Err(ConfigError::EmptyPieces {
+                        turn: turn + 1,
+                        attempt: attempt + 1,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -167,6 +247,14 @@ mod tests {
     fn defaults_are_valid_and_nonsense_is_refused() {
         let config = MockConfig::new();
         assert!(config.validate().is_ok());
+        assert_eq!(
+            (
+                config.stream_piece_chars,
+                config.stream_interval_ms,
+                config.stream_chunk_bytes
+            ),
+            (DEFAULT_STREAM_PIECE_CHARS, 0, None)
+        );
         assert!(config.contracts.get("selfhelp-response").is_ok());
         let bad = [
             MockConfig::new().with_fault_rate(1.5),
@@ -181,6 +269,58 @@ mod tests {
         ];
         for config in bad {
             assert!(config.validate().is_err(), "{config:?}");
+        }
+    }
+
+    #[test]
+    fn streaming_knobs_are_checked_with_a_clear_reason() {
+        use crate::script::{Script, ScriptTurn, Step};
+        let empty_pieces = Script {
+            turns: vec![ScriptTurn {
+                attempts: vec![Step::Valid, Step::Pieces(vec![])],
+            }],
+        };
+        let cases: [(MockConfig, Option<&str>); 8] = [
+            (MockConfig::new().with_stream_piece_chars(1), None),
+            (MockConfig::new().with_stream_chunk_bytes(1), None),
+            (
+                MockConfig::new().with_stream_interval_ms(MAX_DELAY_MS),
+                None,
+            ),
+            (
+                MockConfig::new().with_stream_piece_chars(0),
+                Some("stream_piece_chars must be at least 1"),
+            ),
+            (
+                MockConfig::new().with_stream_chunk_bytes(0),
+                Some("stream_chunk_bytes must be at least 1"),
+            ),
+            (
+                MockConfig::new().with_stream_interval_ms(MAX_DELAY_MS + 1),
+                Some("stream_interval_ms 600001 is out of range"),
+            ),
+            (
+                MockConfig::new().with_script(empty_pieces),
+                Some("script turn 1, attempt 2: \"pieces\" must list at least one piece"),
+            ),
+            (
+                MockConfig::new().with_script(Script {
+                    turns: vec![ScriptTurn {
+                        attempts: vec![Step::Pieces(vec!["a".into()])],
+                    }],
+                }),
+                None,
+            ),
+        ];
+        for (config, expected) in cases {
+            let got = config.validate().err().map(|e| e.to_string());
+            match expected {
+                None => assert_eq!(got, None, "{config:?}"),
+                Some(start) => {
+                    let got = got.unwrap_or_default();
+                    assert!(got.starts_with(start), "{got:?} vs {start:?}");
+                }
+            }
         }
     }
 }

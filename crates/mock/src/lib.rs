@@ -6,7 +6,9 @@
 //! repeated — so good feedback and bad feedback can be told apart in tests.
 //!
 //! Use it in process ([`MockModel::respond`]) or over HTTP ([`serve`], [`MockServer`]) with the
-//! OpenAI Chat Completions and Anthropic Messages formats, streaming included. Offered a
+//! OpenAI Chat Completions and Anthropic Messages formats, streaming included — in deltas of a
+//! set size or scripted ones, paced, re-cut into small network writes, and with how each stream
+//! ended (read through, or dropped by the client) in the request log. Offered a
 //! `present_question` tool in a question-card mode, it asks its question with a tool call.
 //!
 //! ```
@@ -38,12 +40,15 @@ mod scalars;
 mod script;
 mod server;
 mod shape;
+mod stream;
 mod words;
 
-pub use config::{ConfigError, MAX_DELAY_MS, MAX_RETRY_AFTER_SECS, MockConfig};
+pub use config::{
+    ConfigError, DEFAULT_STREAM_PIECE_CHARS, MAX_DELAY_MS, MAX_RETRY_AFTER_SECS, MockConfig,
+};
 pub use faults::{Broken, Fault, UnknownFault};
 pub use generate::{Generated, Hints, MAX_TRIES, generate, generate_valid};
-pub use log::{Answer, LoggedRequest};
+pub use log::{Answer, LoggedRequest, StreamEnd};
 pub use model::MockModel;
 pub use request::{
     FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat,

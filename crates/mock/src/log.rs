@@ -1,6 +1,8 @@
 //! [`LoggedRequest`]: one entry of the mock server's request log — every request received,
-//! in order, with its method, path, JSON body and what was answered ([`Answer`]) — and
-//! `RequestLog`, the bounded, shared list behind `GET /_mock/requests`.
+//! in order, with its method, path, JSON body and what was answered ([`Answer`], with how a
+//! streamed answer was delivered: [`StreamEnd`]) — and `RequestLog`, the bounded, shared list
+//! behind `GET /_mock/requests`, whose entries can be updated after the fact (a stream ends
+//! after its entry is written).
 
 use crate::faults::Fault;
 use serde::{Deserialize, Serialize};
@@ -26,6 +28,23 @@ pub struct Answer {
     /// Milliseconds waited before answering (latency and `slow`).
     #[serde(default)]
     pub delay_ms: u64,
+    /// How a streamed answer was delivered, once its stream has ended or the client went away;
+    /// `None` for an answer that is not a stream, and while a stream is still being sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<StreamEnd>,
+}
+
+/// How a streamed answer ended: read to its end, or dropped early by the client (a gateway
+/// that cancels its upstream stream shows here as `completed: false`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamEnd {
+    /// SSE frames handed to the connection in full.
+    pub frames_sent: usize,
+    /// SSE frames the answer had (for a `broken_stream` fault: those before the cut).
+    pub frames_total: usize,
+    /// True when every frame was sent (and, for `broken_stream`, the planned cut made); false
+    /// when the client went away first.
+    pub completed: bool,
 }
 
 impl Answer {
@@ -37,6 +56,7 @@ impl Answer {
             attempt: None,
             target: None,
             delay_ms: 0,
+            stream: None,
         }
     }
 }
@@ -57,28 +77,51 @@ pub struct LoggedRequest {
 /// The shared, bounded request log.
 #[derive(Debug, Default)]
 pub(crate) struct RequestLog {
-    entries: Mutex<VecDeque<LoggedRequest>>,
+    entries: Mutex<Entries>,
+}
+
+/// The entries kept, and the sequence number of the first (every entry ever pushed has one).
+#[derive(Debug, Default)]
+struct Entries {
+    list: VecDeque<LoggedRequest>,
+    first: u64,
 }
 
 impl RequestLog {
-    pub(crate) fn push(&self, entry: LoggedRequest) {
+    /// Appends `entry` and returns its sequence number (for [`RequestLog::update`]).
+    pub(crate) fn push(&self, entry: LoggedRequest) -> u64 {
         let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        if entries.len() == MAX_ENTRIES {
-            entries.pop_front();
+        if entries.list.len() == MAX_ENTRIES {
+            entries.list.pop_front();
+            entries.first += 1;
         }
-        entries.push_back(entry);
+        entries.list.push_back(entry);
+        entries.first + entries.list.len() as u64 - 1
+    }
+
+    /// Changes entry `seq` with `change`; nothing when it was dropped or cleared meanwhile.
+    pub(crate) fn update(&self, seq: u64, change: impl FnOnce(&mut LoggedRequest)) {
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(index) = seq
+            .checked_sub(entries.first)
+            .and_then(|i| usize::try_from(i).ok())
+        else {
+            return;
+        };
+        if let Some(entry) = entries.list.get_mut(index) {
+            change(entry);
+        }
     }
 
     pub(crate) fn all(&self) -> Vec<LoggedRequest> {
         let entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.iter().cloned().collect()
+        entries.list.iter().cloned().collect()
     }
 
     pub(crate) fn clear(&self) {
-        self.entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        entries.first += entries.list.len() as u64;
+        entries.list.clear();
     }
 }
 
@@ -102,5 +145,42 @@ mod tests {
         assert_eq!(all[0].path, "/2");
         log.clear();
         assert!(log.all().is_empty());
+    }
+
+    #[test]
+    fn entries_are_updated_by_sequence_number_until_they_are_gone() {
+        let log = RequestLog::default();
+        let entry = |path: &str| LoggedRequest {
+            method: "POST".into(),
+            path: path.into(),
+            body: Value::Null,
+            answer: Answer::refused(200),
+        };
+        let end = StreamEnd {
+            frames_sent: 2,
+            frames_total: 5,
+            completed: false,
+        };
+        let (a, b) = (log.push(entry("/a")), log.push(entry("/b")));
+        assert_eq!((a, b), (0, 1));
+        log.update(b, |e| e.answer.stream = Some(end));
+        let streams: Vec<_> = log.all().iter().map(|e| e.answer.stream).collect();
+        assert_eq!(streams, [None, Some(end)]);
+        // Cleared: an update of a gone entry changes nothing, new entries keep counting.
+        log.clear();
+        let c = log.push(entry("/c"));
+        assert_eq!(c, 2);
+        log.update(a, |e| e.path = "/changed".into());
+        log.update(u64::MAX, |e| e.path = "/changed".into());
+        assert_eq!(log.all()[0].path, "/c");
+        // The answer's JSON names the delivery only when there is one.
+        let json = serde_json::to_value(&log.all()[0].answer).unwrap();
+        assert!(json.get("stream").is_none());
+        log.update(c, |e| e.answer.stream = Some(end));
+        let json = serde_json::to_value(&log.all()[0].answer).unwrap();
+        assert_eq!(
+            json["stream"],
+            serde_json::json!({"frames_sent": 2, "frames_total": 5, "completed": false})
+        );
     }
 }

@@ -88,7 +88,11 @@ enum Plan {
     Valid,
     /// A content fault, applied with the choices of the attempt that first drew it.
     Faulty(Fault, u32),
-    Literal(String),
+    /// This text; `pieces`: the deltas a stream sends it in (they make `text` together).
+    Literal {
+        text: String,
+        pieces: Option<Vec<String>>,
+    },
 }
 
 impl MockModel {
@@ -138,12 +142,16 @@ impl MockModel {
             Some(Fault::Slow { ms }) => info.delay += Duration::from_millis(ms),
             _ => {}
         }
+        let pieces = match &scripted {
+            Some(Plan::Literal { pieces, .. }) => pieces.clone(),
+            _ => None,
+        };
         let target = self.target(request, &talk);
         let (content, value, fault, stop) = match &target {
             None => {
                 let mut rng = StdRng::seed_from_u64(mix(&[self.config.seed, turn, TEXT]));
                 let text = match scripted {
-                    Some(Plan::Literal(text)) => text,
+                    Some(Plan::Literal { text, .. }) => text,
                     _ => words::paragraph(&mut rng),
                 };
                 (text, None, None, StopReason::End)
@@ -194,6 +202,7 @@ impl MockModel {
                 usage,
                 stop,
                 fault,
+                pieces,
                 info,
             };
         }
@@ -203,6 +212,7 @@ impl MockModel {
                 input,
                 usage,
                 fault,
+                pieces,
                 info,
             },
             _ => MockReply::Text {
@@ -211,6 +221,7 @@ impl MockModel {
                 usage,
                 stop,
                 fault,
+                pieces,
                 info,
             },
         }
@@ -245,7 +256,14 @@ impl MockModel {
                     position.map_or(Step::Valid, |p| script.step(p.script_turn, p.next_entry));
                 let (transport, plan) = match step {
                     Step::Valid => (None, Plan::Valid),
-                    Step::Reply(text) => (None, Plan::Literal(text)),
+                    Step::Reply(text) => (None, Plan::Literal { text, pieces: None }),
+                    Step::Pieces(pieces) => (
+                        None,
+                        Plan::Literal {
+                            text: pieces.concat(),
+                            pieces: Some(pieces),
+                        },
+                    ),
                     Step::Fault(f) if f.is_transport() => (Some(f), Plan::Valid),
                     Step::Fault(f) => (None, Plan::Faulty(f, attempt)),
                 };
@@ -501,7 +519,7 @@ impl MockModel {
         };
         match plan {
             Plan::Valid => valid(),
-            Plan::Literal(text) => {
+            Plan::Literal { text, .. } => {
                 let value = serde_json::from_str(&text).ok();
                 (text, value, None, StopReason::End)
             }

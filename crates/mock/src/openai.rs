@@ -2,12 +2,14 @@
 //! into a [`Call`], [`render`] writes a [`MockReply`] as a `chat.completion` object or as
 //! `chat.completion.chunk` SSE events ending in `data: [DONE]`, and [`error`] writes
 //! OpenAI-shaped error bodies. Function `tools` are read (none with `tool_choice: "none"`), and
-//! calls are written as `message.tool_calls` — streamed as `delta.tool_calls` pieces.
+//! calls are written as `message.tool_calls` — streamed as `delta.tool_calls` pieces. Streamed
+//! content comes in deltas of the configured size, or in the pieces a script set.
 
 use crate::request::{
     MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason, Usage,
 };
-use crate::server::{Call, Rendered, pieces, unix_time};
+use crate::server::{Call, Rendered, unix_time};
+use crate::stream::{deltas, pieces};
 use serde_json::{Value, json};
 
 /// Reads a Chat Completions request; the error is a message for a 400.
@@ -156,12 +158,13 @@ fn usage_json(usage: &Usage) -> Value {
     })
 }
 
-/// The reply as a completion object or as SSE events.
-pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
+/// The reply as a completion object or as SSE events, content and tool-call arguments
+/// streamed `piece_chars` characters a delta (or in the reply's scripted pieces).
+pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rendered {
     let model = call.request.model.as_str();
     let id = format!("chatcmpl-mock-{}", reply.info().id);
     let no_calls = Vec::new();
-    let (content, calls, usage, finish, broken) = match reply {
+    let (content, calls, usage, finish, broken, scripted) = match reply {
         MockReply::Http {
             status,
             retry_after,
@@ -179,6 +182,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
             calls,
             usage,
             stop,
+            pieces,
             ..
         } => {
             let finish = if calls.is_empty() {
@@ -186,13 +190,29 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
             } else {
                 "tool_calls"
             };
-            (content.clone(), calls, usage, finish, false)
+            (
+                content.clone(),
+                calls,
+                usage,
+                finish,
+                false,
+                pieces.as_deref(),
+            )
         }
-        MockReply::ToolCall { input, usage, .. } => {
-            (input.to_string(), &no_calls, usage, "stop", false)
+        MockReply::ToolCall {
+            input,
+            usage,
+            pieces,
+            ..
+        } => {
+            // Scripted pieces carry the input's JSON text as the script wrote it.
+            let text = pieces
+                .as_ref()
+                .map_or_else(|| input.to_string(), |p| p.concat());
+            (text, &no_calls, usage, "stop", false, pieces.as_deref())
         }
         MockReply::BrokenStream { content, usage, .. } => {
-            (content.clone(), &no_calls, usage, "stop", true)
+            (content.clone(), &no_calls, usage, "stop", true, None)
         }
     };
     let reply_id = reply.info().id.as_str();
@@ -250,7 +270,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
         json!({"role": "assistant", "content": ""}),
         Value::Null,
     )];
-    let parts = pieces(&content);
+    let parts = deltas(&content, scripted, piece_chars);
     let sent = if broken { parts.len() / 2 } else { parts.len() };
     for piece in parts.iter().take(sent) {
         frames.push(delta(json!({"content": piece}), Value::Null));
@@ -261,7 +281,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call) -> Rendered {
         first["function"]["arguments"] = json!("");
         frames.push(delta(json!({"tool_calls": [first]}), Value::Null));
         let arguments = c.arguments.to_string();
-        for piece in pieces(&arguments) {
+        for piece in pieces(&arguments, piece_chars) {
             frames.push(delta(
                 json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}),
                 Value::Null,
@@ -339,6 +359,7 @@ mod tests {
             usage: Usage::default(),
             stop: StopReason::End,
             fault: None,
+            pieces: None,
             info: crate::request::ReplyInfo {
                 id: "abc".into(),
                 attempt: 1,
@@ -375,7 +396,7 @@ mod tests {
             .is_err()
         );
 
-        let Rendered::Json { body, .. } = render(&call_reply(), &call) else {
+        let Rendered::Json { body, .. } = render(&call_reply(), &call, 6) else {
             panic!("not JSON")
         };
         let choice = &body["choices"][0];
@@ -387,7 +408,7 @@ mod tests {
             serde_json::from_str(function["arguments"].as_str().unwrap()).unwrap();
         assert_eq!(arguments["question"], "Which?");
 
-        let Rendered::Events { frames, .. } = render(&call_reply(), &call_of(true)) else {
+        let Rendered::Events { frames, .. } = render(&call_reply(), &call_of(true), 6) else {
             panic!("not events")
         };
         let (mut name, mut joined) = (String::new(), String::new());
@@ -420,5 +441,90 @@ mod tests {
         }
         assert_eq!(name, "present_question");
         assert_eq!(serde_json::from_str::<Value>(&joined).unwrap(), arguments);
+    }
+
+    /// The content deltas and the tool-call argument pieces of streamed frames.
+    fn streamed(frames: &[String]) -> (Vec<String>, Vec<String>) {
+        let (mut content, mut arguments) = (Vec::new(), Vec::new());
+        for frame in frames {
+            let Ok(chunk) =
+                serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: "))
+            else {
+                continue;
+            };
+            let delta = &chunk["choices"][0]["delta"];
+            if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                content.push(text.to_owned());
+            }
+            if let Some(piece) = delta
+                .pointer("/tool_calls/0/function/arguments")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+            {
+                arguments.push(piece.to_owned());
+            }
+        }
+        (content, arguments)
+    }
+
+    #[test]
+    fn deltas_follow_the_piece_size_or_the_scripted_pieces() {
+        let scripted = |reply: MockReply, pieces: &[&str]| match reply {
+            MockReply::Text {
+                content,
+                calls,
+                usage,
+                stop,
+                fault,
+                info,
+                ..
+            } => MockReply::Text {
+                content,
+                calls,
+                usage,
+                stop,
+                fault,
+                pieces: Some(pieces.iter().map(|p| (*p).to_owned()).collect()),
+                info,
+            },
+            other => other,
+        };
+        // (reply, piece chars, content deltas, every argument piece at most this long)
+        let cases: [(MockReply, usize, &[&str], usize); 4] = [
+            (call_reply(), 6, &["Let me", " ask."], 6),
+            (
+                call_reply(),
+                1,
+                &["L", "e", "t", " ", "m", "e", " ", "a", "s", "k", "."],
+                1,
+            ),
+            (call_reply(), 100, &["Let me ask."], 100),
+            (
+                scripted(call_reply(), &["Le", "t me ask", "."]),
+                2,
+                &["Le", "t me ask", "."],
+                2,
+            ),
+        ];
+        for (reply, chars, expected, longest) in cases {
+            let Rendered::Events { frames, broken } = render(&reply, &call_of(true), chars) else {
+                panic!("not events")
+            };
+            assert!(!broken);
+            let (content, arguments) = streamed(&frames);
+            assert_eq!(content, expected, "{chars}");
+            assert!(
+                arguments.iter().all(|a| a.chars().count() <= longest),
+                "{arguments:?}"
+            );
+            let joined: Value = serde_json::from_str(&arguments.concat()).unwrap();
+            assert_eq!(joined["question"], "Which?");
+        }
+        // Not streamed: the pieces' concatenation is the content.
+        let whole = scripted(call_reply(), &["Let me", " ask."]);
+        let Rendered::Json { body, .. } = render(&whole, &call_of(false), 6) else {
+            panic!("not JSON")
+        };
+        assert_eq!(body["choices"][0]["message"]["content"], "Let me ask.");
     }
 }

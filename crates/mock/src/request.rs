@@ -186,6 +186,9 @@ pub enum MockReply {
         stop: StopReason,
         /// The fault applied, if any.
         fault: Option<Fault>,
+        /// The content deltas a streamed answer sends, when a script set them (a `pieces`
+        /// step; they make `content` together); `None`: `content` cut into even pieces.
+        pieces: Option<Vec<String>>,
         /// Id, attempt, delay, target.
         info: ReplyInfo,
     },
@@ -199,6 +202,9 @@ pub enum MockReply {
         usage: Usage,
         /// The fault applied, if any (only structural faults reach a tool input).
         fault: Option<Fault>,
+        /// The input's JSON text in the deltas a streamed answer sends, when a script set them
+        /// (a `pieces` step whose text is the input); `None`: the input's JSON cut evenly.
+        pieces: Option<Vec<String>>,
         /// Id, attempt, delay, target.
         info: ReplyInfo,
     },

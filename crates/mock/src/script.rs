@@ -5,9 +5,15 @@
 //! {"turns": [
 //!   {"attempts": [{"fault": {"kind": "wrong_key"}}, {"valid": true}]},
 //!   {"attempts": [{"reply": "literal text"}]},
+//!   {"attempts": [{"pieces": ["SUGG", "ESTED_VALUES: [\"a\"]"]}]},
 //!   {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]}
 //! ]}
 //! ```
+//!
+//! Each attempt is exactly one of `{"valid": true}` (a valid reply), `{"fault": {...}}` (a
+//! [`Fault`]), `{"reply": "..."}` (this exact text) or `{"pieces": ["...", ...]}` (the text
+//! the pieces make together; a streamed answer sends exactly those pieces as its content
+//! deltas — to test a client on a marker or a key split across deltas).
 //!
 //! Turns are consumed in order: a request that starts a turn (no retry feedback in it, and not
 //! a retry after a transport fault) takes the next script turn; each later request of that turn
@@ -28,6 +34,9 @@ pub enum Step {
     Fault(Fault),
     /// This exact reply text.
     Reply(String),
+    /// The reply text these pieces make together, streamed as exactly these content deltas
+    /// (at least one piece).
+    Pieces(Vec<String>),
 }
 
 /// The entries of one turn, for its successive requests.
@@ -87,7 +96,7 @@ impl Script {
     }
 }
 
-/// The wire form of a [`Step`]: exactly one of `valid: true`, `fault`, `reply`.
+/// The wire form of a [`Step`]: exactly one of `valid: true`, `fault`, `reply`, `pieces`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawStep {
@@ -97,22 +106,29 @@ struct RawStep {
     fault: Option<Fault>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     reply: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pieces: Option<Vec<String>>,
 }
 
 impl TryFrom<RawStep> for Step {
     type Error = String;
 
     fn try_from(raw: RawStep) -> Result<Self, Self::Error> {
-        match (raw.valid, raw.fault, raw.reply) {
-            (Some(true), None, None) => Ok(Self::Valid),
-            (None, Some(fault), None) => Ok(Self::Fault(fault)),
-            (None, None, Some(reply)) => Ok(Self::Reply(reply)),
-            (Some(false), None, None) => Err(
+        match (raw.valid, raw.fault, raw.reply, raw.pieces) {
+            (Some(true), None, None, None) => Ok(Self::Valid),
+            (None, Some(fault), None, None) => Ok(Self::Fault(fault)),
+            (None, None, Some(reply), None) => Ok(Self::Reply(reply)),
+            (None, None, None, Some(pieces)) if pieces.is_empty() => {
+                Err("\"pieces\" must list at least one piece of the reply".into())
+            }
+            (None, None, None, Some(pieces)) => Ok(Self::Pieces(pieces)),
+            (Some(false), None, None, None) => Err(
                 "\"valid\": false says nothing about the reply; use a \"fault\" or a \"reply\""
                     .into(),
             ),
             _ => Err(
-                "each attempt is exactly one of {\"valid\": true}, {\"fault\": {...}}, {\"reply\": \"...\"}"
+                "each attempt is exactly one of {\"valid\": true}, {\"fault\": {...}}, \
+                 {\"reply\": \"...\"}, {\"pieces\": [\"...\", ...]}"
                     .into(),
             ),
         }
@@ -134,6 +150,10 @@ impl From<Step> for RawStep {
                 reply: Some(reply),
                 ..Self::default()
             },
+            Step::Pieces(pieces) => Self {
+                pieces: Some(pieces),
+                ..Self::default()
+            },
         }
     }
 }
@@ -148,6 +168,7 @@ mod tests {
             r#"{"turns": [
                 {"attempts": [{"fault": {"kind": "wrong_key"}}, {"valid": true}]},
                 {"attempts": [{"reply": "literal text"}]},
+                {"attempts": [{"pieces": ["SUGG", "ESTED_VALUES: [\"a\"]"]}]},
                 {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]}
             ]}"#,
         )
@@ -158,6 +179,10 @@ mod tests {
         assert_eq!(script.step(1, 0), Step::Reply("literal text".into()));
         assert_eq!(
             script.step(2, 0),
+            Step::Pieces(vec!["SUGG".into(), "ESTED_VALUES: [\"a\"]".into()])
+        );
+        assert_eq!(
+            script.step(3, 0),
             Step::Fault(Fault::Http429 {
                 retry_after_secs: 1
             })
@@ -168,17 +193,54 @@ mod tests {
     }
 
     #[test]
-    fn bad_steps_are_refused_with_a_reason() {
-        for bad in [
-            r#"{"turns": [{"attempts": [{"valid": false}]}]}"#,
-            r#"{"turns": [{"attempts": [{"valid": true, "reply": "x"}]}]}"#,
-            r#"{"turns": [{"attempts": [{}]}]}"#,
-            r#"{"turns": [{"attempts": [{"fault": {"kind": "gremlins"}}]}]}"#,
-            r#"{"turns": [{"attempts": [{"fault": "fence"}]}]}"#,
-            r#"{"turns": [], "extra": 1}"#,
-        ] {
-            assert!(Script::from_json(bad).is_err(), "{bad}");
+    fn every_step_form_round_trips_through_its_wire_form() {
+        let cases = [
+            (Step::Valid, r#"{"valid":true}"#),
+            (Step::Fault(Fault::Fence), r#"{"fault":{"kind":"fence"}}"#),
+            (Step::Reply("hi".into()), r#"{"reply":"hi"}"#),
+            (
+                Step::Pieces(vec!["SUGG".into(), "ESTED".into()]),
+                r#"{"pieces":["SUGG","ESTED"]}"#,
+            ),
+            (Step::Pieces(vec![String::new()]), r#"{"pieces":[""]}"#),
+            (
+                Step::Pieces(vec!["é".into(), "🙂".into()]),
+                r#"{"pieces":["é","🙂"]}"#,
+            ),
+        ];
+        for (step, wire) in cases {
+            assert_eq!(serde_json::to_string(&step).unwrap(), wire);
+            assert_eq!(serde_json::from_str::<Step>(wire).unwrap(), step, "{wire}");
         }
+    }
+
+    #[test]
+    fn bad_steps_are_refused_with_a_reason() {
+        let cases = [
+            (r#"{"valid": false}"#, "says nothing about the reply"),
+            (r#"{"valid": true, "reply": "x"}"#, "exactly one of"),
+            (r#"{}"#, "exactly one of"),
+            (r#"{"fault": {"kind": "gremlins"}}"#, "unknown fault"),
+            (r#"{"fault": "fence"}"#, ""),
+            (
+                r#"{"pieces": []}"#,
+                "\"pieces\" must list at least one piece",
+            ),
+            (
+                r#"{"pieces": ["a"], "reply": "a"}"#,
+                "{\"pieces\": [\"...\", ...]}",
+            ),
+            (r#"{"pieces": ["a"], "valid": true}"#, "exactly one of"),
+            (r#"{"pieces": "ab"}"#, ""),
+            (r#"{"pieces": ["a", 1]}"#, ""),
+            (r#"{"piece": ["a"]}"#, "unknown field"),
+        ];
+        for (step, reason) in cases {
+            let text = format!(r#"{{"turns": [{{"attempts": [{step}]}}]}}"#);
+            let error = Script::from_json(&text).unwrap_err().to_string();
+            assert!(error.contains(reason), "{step}: {error}");
+        }
+        assert!(Script::from_json(r#"{"turns": [], "extra": 1}"#).is_err());
         let missing = Script::load(Path::new("/nonexistent/script.json")).unwrap_err();
         assert!(missing.to_string().contains("/nonexistent/script.json"));
     }

@@ -2,13 +2,15 @@
 //! (OpenAI), `POST /v1/messages` (Anthropic), `GET /v1/models`, and the request log at
 //! `GET`/`DELETE /_mock/requests`. Handlers only read the body, check the API key, let the
 //! front end ([`crate::openai`], [`crate::anthropic`]) parse it, ask the [`MockModel`], wait
-//! out any delay and send what the front end rendered — JSON, SSE, or an SSE stream that breaks
-//! off. Malformed requests get a 400 with an error body, never a panic.
+//! out any delay and send what the front end rendered — JSON, or SSE frames paced and cut as
+//! configured ([`crate::stream`]), possibly breaking off; how a stream ended is written back
+//! into its log entry. Malformed requests get a 400 with an error body, never a panic.
 
 use crate::config::{ConfigError, MockConfig};
 use crate::log::{Answer, LoggedRequest, RequestLog};
 use crate::model::MockModel;
 use crate::request::{MockReply, MockRequest};
+use crate::stream::{Pacing, Tally, sse_body};
 use crate::{anthropic, openai};
 use axum::Router;
 use axum::body::Body;
@@ -17,23 +19,16 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use bytes::Bytes;
-use futures::StreamExt;
-use futures::stream::BoxStream;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
 /// Largest request body accepted.
 const MAX_BODY_BYTES: usize = 16 * 1024 * 1024;
-/// Characters per streamed delta.
-const PIECE_CHARS: usize = 6;
 /// Largest non-JSON body kept in the log, in bytes.
 const MAX_LOGGED_TEXT: usize = 64 * 1024;
-/// Pause before a broken stream is cut, so that the deltas before it reach the client.
-const BREAK_PAUSE: Duration = Duration::from_millis(30);
 /// Model names listed by `GET /v1/models` (any name is accepted in requests).
 const MODELS: &[&str] = &["bridle-mock", "bridle-mock-large"];
 
@@ -58,22 +53,6 @@ pub(crate) enum Rendered {
     Events { frames: Vec<String>, broken: bool },
 }
 
-/// `text` in pieces of a few characters.
-pub(crate) fn pieces(text: &str) -> Vec<&str> {
-    let mut out = Vec::with_capacity(text.len() / PIECE_CHARS + 1);
-    let mut start = 0;
-    for (count, (at, _)) in text.char_indices().enumerate() {
-        if count > 0 && count % PIECE_CHARS == 0 {
-            out.push(&text[start..at]);
-            start = at;
-        }
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
-    }
-    out
-}
-
 /// Seconds since the Unix epoch (0 if the clock is before it).
 pub(crate) fn unix_time() -> u64 {
     std::time::SystemTime::now()
@@ -95,10 +74,10 @@ impl Api {
         }
     }
 
-    fn render(self, reply: &MockReply, call: &Call) -> Rendered {
+    fn render(self, reply: &MockReply, call: &Call, piece_chars: usize) -> Rendered {
         match self {
-            Self::OpenAi => openai::render(reply, call),
-            Self::Anthropic => anthropic::render(reply, call),
+            Self::OpenAi => openai::render(reply, call, piece_chars),
+            Self::Anthropic => anthropic::render(reply, call, piece_chars),
         }
     }
 
@@ -212,7 +191,7 @@ async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: B
     complete(shared, Api::Anthropic, "/v1/messages", &headers, &body).await
 }
 
-/// Auth → parse → model → log → delay → render.
+/// Auth → parse → model → log → render → delay → send (a stream's end logged when it comes).
 async fn complete(
     shared: Arc<Shared>,
     api: Api,
@@ -231,7 +210,7 @@ async fn complete(
             path: path.into(),
             body: logged_body.clone(),
             answer,
-        });
+        })
     };
     if !authorised(shared.model.config().require_api_key.as_deref(), headers) {
         log(Answer::refused(401));
@@ -259,24 +238,35 @@ async fn complete(
         }
     };
     let info = reply.info();
-    log(Answer {
+    let seq = log(Answer {
         status: reply.status(),
         fault: reply.fault(),
         attempt: Some(info.attempt),
         target: info.target.clone(),
         delay_ms: u64::try_from(info.delay.as_millis()).unwrap_or(u64::MAX),
+        stream: None,
     });
-    if !info.delay.is_zero() {
-        tokio::time::sleep(info.delay).await;
-    }
-    match api.render(&reply, &call) {
+    let config = shared.model.config();
+    // Made before the delay (a body stream starts only when sent): a client that leaves while
+    // the delay runs is logged too.
+    let response = match api.render(&reply, &call, config.stream_piece_chars) {
         Rendered::Json {
             status,
             retry_after,
             body,
         } => json_response(status, retry_after, &body),
-        Rendered::Events { frames, broken } => sse_response(frames, broken),
+        Rendered::Events { frames, broken } => {
+            let log = Arc::clone(&shared);
+            let tally = Tally::new(&frames, move |end| {
+                log.log.update(seq, |entry| entry.answer.stream = Some(end));
+            });
+            sse_response(frames, broken, Pacing::of(config), tally)
+        }
+    };
+    if !info.delay.is_zero() {
+        tokio::time::sleep(info.delay).await;
     }
+    response
 }
 
 async fn models(
@@ -378,21 +368,9 @@ fn json_response(status: u16, retry_after: Option<u64>, body: &Value) -> Respons
     response
 }
 
-fn sse_response(frames: Vec<String>, broken: bool) -> Response {
-    let sent = futures::stream::iter(frames.into_iter().map(|f| Ok(Bytes::from(f))));
-    let stream: BoxStream<'static, Result<Bytes, std::io::Error>> = if broken {
-        let cut = futures::stream::once(async {
-            tokio::time::sleep(BREAK_PAUSE).await;
-            Err(std::io::Error::new(
-                std::io::ErrorKind::ConnectionAborted,
-                "mock: the stream breaks off here (broken_stream fault)",
-            ))
-        });
-        sent.chain(cut).boxed()
-    } else {
-        sent.boxed()
-    };
-    let mut response = Response::new(Body::from_stream(stream));
+fn sse_response(frames: Vec<String>, broken: bool, pacing: Pacing, tally: Tally) -> Response {
+    let body = sse_body(frames, broken, pacing, tally);
+    let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -405,14 +383,6 @@ fn sse_response(frames: Vec<String>, broken: bool) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pieces_are_a_few_characters_on_char_boundaries() {
-        assert_eq!(pieces(""), Vec::<&str>::new());
-        assert_eq!(pieces("abcdefgh"), ["abcdef", "gh"]);
-        assert_eq!(pieces("ééééééé").concat(), "ééééééé");
-        assert_eq!(pieces("abcdef"), ["abcdef"]);
-    }
 
     #[test]
     fn api_keys_are_read_from_either_header() {

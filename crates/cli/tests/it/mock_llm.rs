@@ -91,12 +91,87 @@ async fn the_mock_requires_the_configured_key() {
     assert_eq!(status.as_u16(), 200);
 }
 
+#[tokio::test]
+async fn the_stream_flags_set_deltas_pacing_and_write_size() {
+    let (_child, url) = start(&[
+        "--stream-piece-chars",
+        "2",
+        "--stream-interval-ms",
+        "10",
+        "--stream-chunk-bytes",
+        "3",
+    ]);
+    let client = reqwest::Client::new();
+    let body = serde_json::json!({"model": "m", "stream": true,
+                                  "messages": [{"role": "user", "content": "hello"}]});
+    let started = std::time::Instant::now();
+    let mut response = client
+        .post(format!("{url}/v1/chat/completions"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        assert!(chunk.len() <= 3, "a write of {} bytes", chunk.len());
+        raw.extend_from_slice(&chunk);
+    }
+    let elapsed = started.elapsed();
+    let text = String::from_utf8(raw).unwrap();
+    let frames: Vec<&str> = text
+        .split("\n\n")
+        .filter_map(|f| f.strip_prefix("data: "))
+        .collect();
+    assert_eq!(frames.last(), Some(&"[DONE]"));
+    let deltas: Vec<String> = frames
+        .iter()
+        .filter_map(|f| serde_json::from_str::<serde_json::Value>(f).ok())
+        .filter_map(|c| {
+            c["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .filter(|d| !d.is_empty())
+        .collect();
+    assert!(deltas.len() > 3);
+    assert!(deltas.iter().all(|d| d.chars().count() <= 2), "{deltas:?}");
+    let least = std::time::Duration::from_millis(10 * (frames.len() as u64 - 1));
+    assert!(elapsed >= least, "{elapsed:?} < {least:?}");
+    // The log says the stream was read to its end (written as the server sees the end).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let log: serde_json::Value = client
+            .get(format!("{url}/_mock/requests"))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let stream = &log[0]["answer"]["stream"];
+        if !stream.is_null() {
+            assert_eq!(stream["completed"], true);
+            assert_eq!(stream["frames_total"].as_u64(), Some(frames.len() as u64));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no stream end logged: {log}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[test]
 fn bad_mock_settings_exit_2() {
     for args in [
         vec!["--fault-rate", "1.5"],
         vec!["--faults", "nonsense"],
         vec!["--script", "/no/such/script.json"],
+        vec!["--stream-piece-chars", "0"],
+        vec!["--stream-chunk-bytes", "0"],
+        vec!["--stream-interval-ms", "600001"],
+        vec!["--stream-chunk-bytes", "many"],
     ] {
         let status = Command::new(assert_cmd::cargo::cargo_bin("bridle"))
             .args(["mock-llm", "--port", "0"])

@@ -1,6 +1,7 @@
 //! Integration tests of `bridle-mock` over real HTTP on loopback: the OpenAI and Anthropic
 //! front ends (plain and streamed, forced tools), faults and their fixes through Bridle's own
-//! feedback, scripts, the API key, malformed requests and the request log.
+//! feedback, scripts, the API key, malformed requests and the request log; streams paced,
+//! re-cut and scripted, and how their delivery is logged.
 
 #![allow(clippy::unwrap_used)]
 
@@ -8,6 +9,7 @@ mod anthropic;
 mod faults;
 mod openai;
 mod server;
+mod stream;
 
 use bridle_core::{Context, Contract, Contracts};
 use bridle_mock::{MockConfig, MockServer};
@@ -78,6 +80,12 @@ pub struct Event {
 
 /// The events of a streamed answer, and whether the stream ended cleanly.
 pub async fn stream(server: &MockServer, path: &str, body: &Value) -> (Vec<Event>, bool) {
+    let (chunks, clean) = stream_chunks(server, path, body).await;
+    (events(&chunks.concat()), clean)
+}
+
+/// The network reads of a streamed answer, as they came, and whether the stream ended cleanly.
+pub async fn stream_chunks(server: &MockServer, path: &str, body: &Value) -> (Vec<Vec<u8>>, bool) {
     let response = reqwest::Client::new()
         .post(format!("{}{path}", server.url()))
         .json(body)
@@ -90,18 +98,24 @@ pub async fn stream(server: &MockServer, path: &str, body: &Value) -> (Vec<Event
         "text/event-stream"
     );
     let mut bytes = response.bytes_stream();
-    let mut text = String::new();
+    let mut chunks = Vec::new();
     let mut clean = true;
     while let Some(chunk) = bytes.next().await {
         match chunk {
-            Ok(chunk) => text.push_str(std::str::from_utf8(&chunk).unwrap()),
+            Ok(chunk) => chunks.push(chunk.to_vec()),
             Err(_) => {
                 clean = false;
                 break;
             }
         }
     }
-    let events = text
+    (chunks, clean)
+}
+
+/// The events of an SSE byte stream (decoded whole: a read may end inside a character).
+pub fn events(raw: &[u8]) -> Vec<Event> {
+    std::str::from_utf8(raw)
+        .unwrap()
         .split("\n\n")
         .filter(|block| !block.trim().is_empty())
         .map(|block| {
@@ -118,8 +132,7 @@ pub async fn stream(server: &MockServer, path: &str, body: &Value) -> (Vec<Event
             }
             event
         })
-        .collect();
-    (events, clean)
+        .collect()
 }
 
 pub fn data(event: &Event) -> Value {
