@@ -30,6 +30,8 @@
 //! faults = [{ kind = "wrong_key" }, { kind = "http429", retry_after_secs = 1 }]
 //! seed = 7
 //! latency_ms = 0
+//! stream_piece_chars = 6                        # characters per streamed delta
+//! stream_interval_ms = 0                        # pause between streamed deltas
 //! script = "mock-script.json"                   # scripted replies/faults per turn
 //!
 //! [models.gpt]
@@ -129,6 +131,8 @@ struct RawProvider {
     seed: Option<u64>,
     fault_rate: Option<f64>,
     latency_ms: Option<u64>,
+    stream_piece_chars: Option<usize>,
+    stream_interval_ms: Option<u64>,
     script: Option<PathBuf>,
     faults: Option<Vec<bridle_mock::Fault>>,
 }
@@ -247,7 +251,7 @@ pub struct ProviderConfig {
 }
 
 /// Settings of a `mock` provider entry.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MockSettings {
     /// Seed of its choices.
     pub seed: u64,
@@ -259,6 +263,24 @@ pub struct MockSettings {
     pub script: Option<bridle_mock::Script>,
     /// The faults drawn from (default: all of them).
     pub faults: Option<Vec<bridle_mock::Fault>>,
+    /// Characters per streamed delta.
+    pub stream_piece_chars: usize,
+    /// Pause between streamed deltas, in milliseconds.
+    pub stream_interval_ms: u64,
+}
+
+impl Default for MockSettings {
+    fn default() -> Self {
+        Self {
+            seed: 0,
+            fault_rate: 0.0,
+            latency_ms: 0,
+            script: None,
+            faults: None,
+            stream_piece_chars: bridle_mock::DEFAULT_STREAM_PIECE_CHARS,
+            stream_interval_ms: 0,
+        }
+    }
 }
 
 /// A validated model entry.
@@ -494,11 +516,13 @@ fn provider(name: &str, p: RawProvider, env: &Environment) -> Result<ProviderCon
     let mock_fields = p.seed.is_some()
         || p.fault_rate.is_some()
         || p.latency_ms.is_some()
+        || p.stream_piece_chars.is_some()
+        || p.stream_interval_ms.is_some()
         || p.script.is_some()
         || p.faults.is_some();
     if mock_fields && p.kind != ProviderKind::Mock {
         return Err(invalid(
-            "seed, fault_rate, faults, latency_ms and script are settings of kind = \"mock\" only"
+            "seed, fault_rate, faults, latency_ms, stream_piece_chars, stream_interval_ms and script are settings of kind = \"mock\" only"
                 .into(),
         ));
     }
@@ -518,6 +542,10 @@ fn provider(name: &str, p: RawProvider, env: &Environment) -> Result<ProviderCon
         latency_ms: p.latency_ms.unwrap_or(0),
         script,
         faults: p.faults,
+        stream_piece_chars: p
+            .stream_piece_chars
+            .unwrap_or(bridle_mock::DEFAULT_STREAM_PIECE_CHARS),
+        stream_interval_ms: p.stream_interval_ms.unwrap_or(0),
     };
     Ok(ProviderConfig {
         kind: p.kind,

@@ -423,6 +423,8 @@ pub fn build_provider(
                 seed: entry.mock.seed,
                 fault_rate: entry.mock.fault_rate,
                 latency_ms: entry.mock.latency_ms,
+                stream_piece_chars: entry.mock.stream_piece_chars,
+                stream_interval_ms: entry.mock.stream_interval_ms,
                 script: entry.mock.script.clone(),
                 faults: entry
                     .mock

@@ -83,20 +83,40 @@ impl Mock {
         request: &ChatRequest,
         stream: bool,
     ) -> Result<Completion, ProviderError> {
+        match self.reply(request, stream).await? {
+            (completion, _, None) => Ok(completion),
+            (_, _, Some(error)) => Err(error),
+        }
+    }
+
+    /// The reply: the completion, the deltas a stream sends it in when the script says, and —
+    /// for a broken stream — the error it breaks off with (after half of the deltas).
+    async fn reply(
+        &self,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> Result<(Completion, Option<Vec<String>>, Option<ProviderError>), ProviderError> {
         let reply = self.model.respond(&Self::request(request, stream));
         let delay = reply.info().delay;
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;
         }
         let fault = reply.fault().map(|f| f.name());
-        let (content, calls, usage) = match reply {
+        let mut broken = None;
+        let (content, calls, usage, pieces) = match reply {
             MockReply::Text {
                 content,
                 calls,
                 usage,
+                pieces,
                 ..
-            } => (content, calls, usage),
-            MockReply::ToolCall { input, usage, .. } => (input.to_string(), Vec::new(), usage),
+            } => (content, calls, usage, pieces),
+            MockReply::ToolCall {
+                input,
+                usage,
+                pieces,
+                ..
+            } => (input.to_string(), Vec::new(), usage, pieces),
             MockReply::Http {
                 status,
                 retry_after,
@@ -109,10 +129,11 @@ impl Mock {
                     message,
                 });
             }
-            MockReply::BrokenStream { .. } => {
-                return Err(ProviderError::Stream(
+            MockReply::BrokenStream { content, usage, .. } => {
+                broken = Some(ProviderError::Stream(
                     "the mock broke the stream off (injected fault)".into(),
                 ));
+                (content, Vec::new(), usage, None)
             }
         };
         let usage = Usage {
@@ -130,14 +151,26 @@ impl Mock {
             raw["tool_calls"] = json!(tool_calls);
             "tool_calls"
         };
-        Ok(Completion {
+        let completion = Completion {
             raw,
             content,
             tool_calls,
             usage: Some(usage),
             model: request.model.clone(),
             finish_reason: Some(finish.into()),
-        })
+        };
+        Ok((completion, pieces, broken))
+    }
+
+    /// The deltas a stream sends `content` in: the scripted pieces, or pieces of the configured
+    /// size.
+    fn pieces(&self, content: &str, scripted: Option<Vec<String>>) -> Vec<String> {
+        if let Some(pieces) = scripted {
+            return pieces;
+        }
+        let size = self.model.config().stream_piece_chars.max(1);
+        let chars: Vec<char> = content.chars().collect();
+        chars.chunks(size).map(|c| c.iter().collect()).collect()
     }
 }
 
@@ -177,16 +210,25 @@ impl Provider for Mock {
         let request: ChatRequest = serde_json::from_value(body.clone()).map_err(|e| {
             ProviderError::Decode(format!("the stored body is not a mock request: {e}"))
         })?;
-        let completion = self.answer(&request, true).await?;
+        let (completion, scripted, broken) = self.reply(&request, true).await?;
+        let mut pieces = self.pieces(&completion.content, scripted);
+        if broken.is_some() {
+            pieces.truncate(pieces.len() / 2);
+        }
+        let interval = std::time::Duration::from_millis(self.model.config().stream_interval_ms);
         Ok(async_stream_events(move |tx| async move {
-            // Small pieces, as a model streams them.
-            let chars: Vec<char> = completion.content.chars().collect();
-            for piece in chars.chunks(12) {
-                if !tx.delta(&piece.iter().collect::<String>()).await {
+            for (i, piece) in pieces.iter().enumerate() {
+                if i > 0 && !interval.is_zero() {
+                    tokio::time::sleep(interval).await;
+                }
+                if !tx.delta(piece).await {
                     return;
                 }
             }
-            tx.done(completion).await;
+            match broken {
+                Some(error) => tx.error(error).await,
+                None => tx.done(completion).await,
+            }
         }))
     }
 }

@@ -20,7 +20,7 @@ pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use stats::{
     AttemptsCount, Compliance, ComplianceBucket, MAX_BUCKETS, MIN_BUCKET_MS, RepairCount,
-    RuleCount, Stats, StatsQuery, TOP_RULES, TokenUsage, TurnOutcomes,
+    RuleCount, Stats, StatsQuery, StreamingStats, TOP_RULES, TokenUsage, TurnOutcomes,
 };
 
 use async_trait::async_trait;

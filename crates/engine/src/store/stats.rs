@@ -103,6 +103,24 @@ pub struct Stats {
     /// Attempts whose provider call failed (`error` set; fallbacks, which also carry an `error`
     /// saying why they were needed, are not attempts).
     pub provider_errors: u64,
+    /// Streamed attempts that did not run to their end.
+    #[serde(default)]
+    pub streaming: StreamingStats,
+}
+
+/// Streamed attempts stopped before their end, and what early abort saved.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamingStats {
+    /// Attempts stopped early because what had arrived already broke the contract (counted in
+    /// `invalid_attempts` too).
+    pub aborted_attempts: u64,
+    /// Attempts stopped because the client went away (not counted as invalid).
+    pub cancelled_attempts: u64,
+    /// Output tokens the aborted attempts had produced (estimated from their text).
+    pub aborted_tokens_out: u64,
+    /// Output tokens not generated thanks to early abort, estimated: each aborted attempt
+    /// would have been as long as the range's average valid final reply.
+    pub tokens_saved: u64,
 }
 
 /// Turn outcomes over time, and in all.
@@ -371,7 +389,12 @@ pub(super) fn stored_range<R: StoreRow>(row: &R) -> Result<Option<(i64, i64)>, S
 /// stored unvalidated; `NOT m.is_fallback` guards against a row saying otherwise).
 const TURN_COLUMNS: &str = ", \
      SUM(CASE WHEN m.is_fallback THEN 0 ELSE 1 END) AS attempts, \
-     SUM(CASE WHEN m.is_fallback OR m.is_validated THEN 0 ELSE 1 END) AS invalid, \
+     SUM(CASE WHEN m.is_fallback OR m.is_validated OR m.interrupted = 'cancelled' \
+     THEN 0 ELSE 1 END) AS invalid, \
+     SUM(CASE WHEN m.interrupted = 'aborted' THEN 1 ELSE 0 END) AS aborted, \
+     SUM(CASE WHEN m.interrupted = 'cancelled' THEN 1 ELSE 0 END) AS cancelled, \
+     SUM(CASE WHEN m.interrupted = 'aborted' THEN COALESCE(m.tokens_out, 0) ELSE 0 END) \
+     AS aborted_out, \
      SUM(CASE WHEN m.error IS NOT NULL AND NOT m.is_fallback THEN 1 ELSE 0 END) \
      AS provider_errors, \
      SUM(COALESCE(m.tokens_in, 0)) AS tokens_in, \
@@ -453,6 +476,9 @@ where
          CAST(COUNT(*) AS BIGINT) AS turns, \
          CAST(SUM(t.invalid) AS BIGINT) AS invalid, \
          CAST(SUM(t.provider_errors) AS BIGINT) AS provider_errors, \
+         CAST(SUM(t.aborted) AS BIGINT) AS aborted, \
+         CAST(SUM(t.cancelled) AS BIGINT) AS cancelled, \
+         CAST(SUM(t.aborted_out) AS BIGINT) AS aborted_out, \
          CAST(SUM(t.tokens_in) AS BIGINT) AS tokens_in, \
          CAST(SUM(t.tokens_out) AS BIGINT) AS tokens_out, \
          CAST(SUM(COALESCE(f.tokens_in, 0)) AS BIGINT) AS final_in, \
@@ -562,6 +588,9 @@ pub(super) struct Tally {
     invalid_attempts: u64,
     provider_errors: u64,
     tokens: TokenUsage,
+    streaming: StreamingStats,
+    /// Output tokens of the valid final attempts.
+    final_out: u64,
 }
 
 impl Tally {
@@ -588,6 +617,8 @@ impl Tally {
             invalid_attempts: 0,
             provider_errors: 0,
             tokens: TokenUsage::default(),
+            streaming: StreamingStats::default(),
+            final_out: 0,
         }
     }
 
@@ -615,6 +646,19 @@ impl Tally {
         );
         add(&mut self.invalid_attempts, unsigned(row, "invalid")?);
         add(&mut self.provider_errors, unsigned(row, "provider_errors")?);
+        add(
+            &mut self.streaming.aborted_attempts,
+            unsigned(row, "aborted")?,
+        );
+        add(
+            &mut self.streaming.cancelled_attempts,
+            unsigned(row, "cancelled")?,
+        );
+        add(
+            &mut self.streaming.aborted_tokens_out,
+            unsigned(row, "aborted_out")?,
+        );
+        add(&mut self.final_out, unsigned(row, "final_out")?);
         let (tokens_in, tokens_out) = (unsigned(row, "tokens_in")?, unsigned(row, "tokens_out")?);
         add(&mut self.tokens.total_in, tokens_in);
         add(&mut self.tokens.total_out, tokens_out);
@@ -636,6 +680,17 @@ impl Tally {
         top_violated_rules: Vec<RuleCount>,
         repairs_by_kind: Vec<RepairCount>,
     ) -> Stats {
+        let mut streaming = self.streaming;
+        let valid = self
+            .totals
+            .first_try_valid
+            .saturating_add(self.totals.valid_after_retry);
+        if let Some(mean) = self.final_out.checked_div(valid) {
+            streaming.tokens_saved = streaming
+                .aborted_attempts
+                .saturating_mul(mean)
+                .saturating_sub(streaming.aborted_tokens_out);
+        }
         Stats {
             compliance: Compliance {
                 bucket_ms: self.bucket_ms,
@@ -655,6 +710,7 @@ impl Tally {
             attempts: self.attempts,
             invalid_attempts: self.invalid_attempts,
             provider_errors: self.provider_errors,
+            streaming,
         }
     }
 }

@@ -10,8 +10,8 @@ use bridle_core::{Repair, Violation};
 use bridle_engine::store::{
     self, AttemptsCount, Compliance, ComplianceBucket, Conversation, ConversationFilter,
     ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
-    PageRequest, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError, TokenUsage,
-    TurnOutcomes, View,
+    PageRequest, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError, StreamingStats,
+    TokenUsage, TurnOutcomes, View,
 };
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
@@ -1562,6 +1562,7 @@ fn all_seeded() -> Stats {
         invalid_attempts: 9,
         // C's and E's; not D's fallback.
         provider_errors: 2,
+        streaming: StreamingStats::default(),
     }
 }
 
@@ -1634,6 +1635,7 @@ async fn stats_filters(h: Harness) {
         attempts: 11,
         invalid_attempts: 7,
         provider_errors: 1,
+        streaming: StreamingStats::default(),
     };
     assert_eq!(
         store
@@ -1672,6 +1674,7 @@ async fn stats_filters(h: Harness) {
         attempts: 4,
         invalid_attempts: 2,
         provider_errors: 1,
+        streaming: StreamingStats::default(),
     };
     assert_eq!(
         store.stats(&range(None, None, Some("quiz"))).await.unwrap(),
@@ -1699,6 +1702,7 @@ async fn stats_filters(h: Harness) {
         attempts: 7,
         invalid_attempts: 5,
         provider_errors: 1,
+        streaming: StreamingStats::default(),
     };
     assert_eq!(
         store
@@ -1907,6 +1911,7 @@ async fn stats_empty(h: Harness) {
         attempts: 0,
         invalid_attempts: 0,
         provider_errors: 0,
+        streaming: StreamingStats::default(),
     };
     assert_eq!(store.stats(&StatsQuery::default()).await.unwrap(), nothing);
     assert_eq!(
