@@ -21,6 +21,11 @@
 //! value, not the concatenated events, is the authority.
 
 mod json;
+mod json_check;
+mod json_partial;
+mod json_scan;
+mod json_schema;
+mod json_start;
 mod markers;
 mod text;
 mod xml;
