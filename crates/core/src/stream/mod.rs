@@ -29,6 +29,7 @@ mod json_start;
 mod markers;
 mod text;
 mod xml;
+mod xml_close;
 
 use crate::context::Context;
 use crate::contract::{Checked, Contract, Kind};
