@@ -28,7 +28,8 @@ impl Coercion {
         }
     }
 
-    fn path(&self) -> &PathPattern {
+    /// Where the coercion applies.
+    pub(crate) fn path(&self) -> &PathPattern {
         match self {
             Self::WrapString { path, .. } | Self::RenameKey { path, .. } => path,
         }

@@ -91,6 +91,31 @@ impl PathPattern {
         &self.source
     }
 
+    /// How many segments the pattern has (`""` has none, `/a/*` two).
+    pub(crate) fn depth(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Whether segment `depth` matches the object member `key`, as [`Self::for_each_match`]
+    /// decides it (`false` past the pattern's end).
+    pub(crate) fn matches_key_at(&self, depth: usize, key: &str) -> bool {
+        match self.segments.get(depth) {
+            Some(Segment::Any) => true,
+            Some(Segment::Key(k)) => k == key,
+            None => false,
+        }
+    }
+
+    /// Whether segment `depth` matches array element `index`, as [`Self::for_each_match`]
+    /// decides it (a key segment is read as a number: `01` matches element 1).
+    pub(crate) fn matches_index_at(&self, depth: usize, index: usize) -> bool {
+        match self.segments.get(depth) {
+            Some(Segment::Any) => true,
+            Some(Segment::Key(k)) => k.parse::<usize>().ok() == Some(index),
+            None => false,
+        }
+    }
+
     /// Calls `visit(pointer, value)` for every place in `root` the pattern matches, in document
     /// order. `base` is the pointer of `root` itself (empty for the whole reply).
     pub fn for_each_match<'v>(

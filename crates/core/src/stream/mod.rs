@@ -21,9 +21,15 @@
 //! value, not the concatenated events, is the authority.
 
 mod json;
+mod json_check;
+mod json_partial;
+mod json_scan;
+mod json_schema;
+mod json_start;
 mod markers;
 mod text;
 mod xml;
+mod xml_close;
 
 use crate::context::Context;
 use crate::contract::{Checked, Contract, Kind};

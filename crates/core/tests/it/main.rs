@@ -12,6 +12,8 @@ mod loading;
 mod markers;
 mod properties;
 mod snapshots;
+mod stream_json;
+mod stream_xml;
 mod tool_reply;
 mod xml;
 
