@@ -22,6 +22,7 @@
 
 mod json;
 mod markers;
+mod out;
 mod text;
 mod xml;
 

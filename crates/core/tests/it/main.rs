@@ -12,6 +12,7 @@ mod loading;
 mod markers;
 mod properties;
 mod snapshots;
+mod stream_text;
 mod tool_reply;
 mod xml;
 
