@@ -33,41 +33,62 @@ pub fn detect(text: &str, category: Category, seed: &str) -> Detection {
         };
     }
     let doc = Doc::new(text);
-    let mut candidates: Vec<(usize, Candidate<'_>)> = doc
-        .groups
-        .iter()
-        .filter_map(|g| Some((doc.lines.get(g.first_line)?.start, Candidate::Block(g))))
+    let found = find(&doc);
+    let spans: Vec<(usize, usize)> = found.iter().map(|(_, span)| *span).collect();
+    let cards = found
+        .into_iter()
+        .enumerate()
+        .map(|(index, (draft, _))| draft.into_card(category, seed, index))
         .collect();
-    let runs = inline::runs(&doc);
-    candidates.extend(
-        runs.iter()
-            .filter_map(|r| Some((r.markers.first()?.0, Candidate::Inline(r)))),
-    );
-    candidates.sort_by_key(|(at, _)| *at);
-
-    let mut cards = Vec::new();
-    let mut spans = Vec::new();
-    let mut bound = 0;
-    for (at, candidate) in candidates {
-        if at < bound {
-            continue;
-        }
-        let found = match candidate {
-            Candidate::Block(group) => block(&doc, group, bound),
-            Candidate::Inline(run) => inline_card(&doc, run, bound),
-        };
-        if let Some((draft, span)) = found {
-            cards.push(draft.into_card(category, seed, cards.len()));
-            bound = span.1;
-            spans.push(span);
-        }
-    }
     let message = if spans.is_empty() {
         text.trim().to_owned()
     } else {
         without(text, &spans)
     };
     Detection { message, cards }
+}
+
+/// The byte ranges [`detect`] cuts out of `text` as cards (sorted, disjoint): from each card's
+/// question (or the rationale or `Question:` label before it) through its last option. The
+/// message is `text` without them.
+pub(crate) fn spans(text: &str) -> Vec<(usize, usize)> {
+    if !text.contains('?') {
+        return Vec::new();
+    }
+    let doc = Doc::new(text);
+    find(&doc).into_iter().map(|(_, span)| span).collect()
+}
+
+/// Every card of a laid-out reply with its span, in reply order.
+fn find(doc: &Doc<'_>) -> Vec<(Draft, (usize, usize))> {
+    let mut candidates: Vec<(usize, Candidate<'_>)> = doc
+        .groups
+        .iter()
+        .filter_map(|g| Some((doc.lines.get(g.first_line)?.start, Candidate::Block(g))))
+        .collect();
+    let runs = inline::runs(doc);
+    candidates.extend(
+        runs.iter()
+            .filter_map(|r| Some((r.markers.first()?.0, Candidate::Inline(r)))),
+    );
+    candidates.sort_by_key(|(at, _)| *at);
+
+    let mut found = Vec::new();
+    let mut bound = 0;
+    for (at, candidate) in candidates {
+        if at < bound {
+            continue;
+        }
+        let card = match candidate {
+            Candidate::Block(group) => block(doc, group, bound),
+            Candidate::Inline(run) => inline_card(doc, run, bound),
+        };
+        if let Some((draft, span)) = card {
+            bound = span.1;
+            found.push((draft, span));
+        }
+    }
+    found
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -4,7 +4,7 @@
 
 /// Which alphabet a list marker counts in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Family {
+pub(crate) enum Family {
     /// `A`, `B`, `C`, …
     Upper,
     /// `a`, `b`, `c`, …
@@ -15,7 +15,7 @@ pub(super) enum Family {
 
 /// The list marker at the start of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Marker {
+pub(crate) struct Marker {
     pub family: Family,
     /// Position in the sequence: `A` and `1` are 1.
     pub value: u32,
@@ -29,7 +29,7 @@ pub(super) struct Marker {
 
 /// What a line is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Blank,
     /// A code fence or a line inside one: never options, never a question.
     Code,
@@ -72,26 +72,7 @@ pub(super) fn split(text: &str) -> Vec<Line<'_>> {
     for raw in text.split_inclusive('\n') {
         let body = raw.strip_suffix('\n').unwrap_or(raw);
         let body = body.strip_suffix('\r').unwrap_or(body);
-        let trimmed = body.trim();
-        let kind = if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_code = !in_code;
-            Kind::Code
-        } else if in_code {
-            Kind::Code
-        } else if trimmed.is_empty() {
-            Kind::Blank
-        } else if is_break(trimmed) {
-            Kind::Break
-        } else if is_heading(trimmed) {
-            Kind::Heading
-        } else {
-            Kind::Text
-        };
-        let marker = if kind == Kind::Text {
-            marker(body)
-        } else {
-            None
-        };
+        let (kind, marker) = classify(body, &mut in_code);
         out.push(Line {
             start,
             text: body,
@@ -101,6 +82,32 @@ pub(super) fn split(text: &str) -> Vec<Line<'_>> {
         start += raw.len();
     }
     out
+}
+
+/// What the line `body` (without its `\n` / `\r\n`) is, and its option marker, given whether
+/// a code fence is open before it; a fence line opens or closes the fence (`in_code` flips).
+pub(crate) fn classify(body: &str, in_code: &mut bool) -> (Kind, Option<Marker>) {
+    let trimmed = body.trim();
+    let kind = if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+        *in_code = !*in_code;
+        Kind::Code
+    } else if *in_code {
+        Kind::Code
+    } else if trimmed.is_empty() {
+        Kind::Blank
+    } else if is_break(trimmed) {
+        Kind::Break
+    } else if is_heading(trimmed) {
+        Kind::Heading
+    } else {
+        Kind::Text
+    };
+    let marker = if kind == Kind::Text {
+        marker(body)
+    } else {
+        None
+    };
+    (kind, marker)
 }
 
 fn is_break(trimmed: &str) -> bool {

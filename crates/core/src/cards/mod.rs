@@ -13,13 +13,14 @@ mod build;
 mod detect;
 mod doc;
 mod inline;
-mod lines;
+pub(crate) mod lines;
 mod normalise;
 mod sentences;
 mod tool;
 mod write;
 
 pub use detect::detect;
+pub(crate) use detect::spans;
 pub use tool::{TOOL_NAME, from_tool_call, present_question_tool};
 pub use write::write;
 

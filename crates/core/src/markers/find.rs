@@ -32,10 +32,11 @@ pub(crate) enum Body<'a> {
 /// Every marker section of `text`, in order of position. Occurrences inside an earlier
 /// section's JSON (a marker name quoted in a string) are skipped; a marker name glued to a
 /// word (`MY_SUGGESTED_VALUES:`) is not a marker.
-pub(crate) fn find_sections<'a>(text: &'a str, markers: &[&str]) -> Vec<Section<'a>> {
+pub(crate) fn find_sections<'a, S: AsRef<str>>(text: &'a str, markers: &[S]) -> Vec<Section<'a>> {
     // (start, where the name starts, after the colon, marker)
     let mut hits: Vec<(usize, usize, usize, usize)> = Vec::new();
     for (index, name) in markers.iter().enumerate() {
+        let name = name.as_ref();
         if name.is_empty() {
             continue;
         }

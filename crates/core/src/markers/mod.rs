@@ -17,6 +17,9 @@ mod read;
 
 pub use read::{MarkerRead, read};
 
+pub(crate) use find::{Body, Section};
+pub(crate) use read::{SectionReader, Slot, normalise_actions, normalise_values};
+
 pub(crate) use prompt::render as instructions;
 
 use crate::report::Violation;

@@ -2,6 +2,9 @@
 //! with a violation for every recognised marker whose JSON cannot be used, and a repair for
 //! every change made (a lenient JSON repair inside a section, plain-string suggestions turned
 //! into objects, a missing `handler`, extra sections dropped).
+//!
+//! The sections are read one at a time by a [`SectionReader`], which the streaming check also
+//! uses to read each section as soon as its JSON is complete.
 
 use super::find::{Body, Section, find_sections};
 use super::{ACTIONS_MARKER, MarkerSpec, PAGE_KEY, VALUES_MARKER};
@@ -10,6 +13,7 @@ use crate::repair::{RootHint, repair};
 use crate::report::{Repair, Violation};
 use crate::schema::cut;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 
 /// Characters of the text quoted in a violation.
 const QUOTE_CHARS: usize = 80;
@@ -26,10 +30,13 @@ pub struct MarkerRead {
 }
 
 /// What a marker section feeds.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Slot {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// `SUGGESTED_VALUES`.
     Values,
+    /// `SUGGESTED_ACTIONS`.
     Actions,
+    /// The payload type at this index of the spec.
     Payload(usize),
 }
 
@@ -47,25 +54,14 @@ impl Slot {
 /// the client actions the application registers.
 pub fn read(raw: &str, spec: &MarkerSpec, context: &Context) -> MarkerRead {
     let text = raw.strip_prefix('\u{feff}').unwrap_or(raw);
-    let mut names: Vec<&str> = vec![VALUES_MARKER, ACTIONS_MARKER];
-    names.extend(spec.payloads.iter().map(|p| p.marker.as_str()));
-    let sections = find_sections(text, &names);
-
-    let mut reader = Reader {
-        spec,
-        page: context.get(PAGE_KEY),
-        violations: Vec::new(),
-        repairs: Vec::new(),
-        values: None,
-        actions: None,
-        payload: None,
-    };
+    let mut reader = SectionReader::new(spec, context);
+    let sections = find_sections(text, reader.names());
     for section in &sections {
-        reader.section(section, &names);
+        reader.section(section);
     }
     let message = tidy(&cut_out(text, &sections));
     let allowed = spec.actions_for(context);
-    let Reader {
+    let SectionReader {
         mut violations,
         mut repairs,
         values,
@@ -118,9 +114,15 @@ pub fn read(raw: &str, spec: &MarkerSpec, context: &Context) -> MarkerRead {
     }
 }
 
-struct Reader<'s> {
-    spec: &'s MarkerSpec,
-    page: Option<&'s str>,
+/// Reads marker sections one at a time: the first section of each kind fills its slot, later
+/// ones are dropped (with a repair), and a section that cannot be used is a violation.
+#[derive(Debug)]
+pub(crate) struct SectionReader<'s> {
+    /// Marker names, in the order [`find_sections`] is given them: values, actions, payloads.
+    names: Vec<Cow<'s, str>>,
+    /// Each payload type's name and whether it is offered on the page.
+    payloads: Vec<(Cow<'s, str>, bool)>,
+    page: Option<Cow<'s, str>>,
     violations: Vec<Violation>,
     repairs: Vec<Repair>,
     values: Option<Value>,
@@ -128,9 +130,73 @@ struct Reader<'s> {
     payload: Option<Value>,
 }
 
-impl Reader<'_> {
-    fn section(&mut self, section: &Section<'_>, names: &[&str]) {
-        let marker = names[section.marker];
+impl<'s> SectionReader<'s> {
+    /// A reader for replies to `spec` in `context` (the page decides which payloads are offered).
+    pub(crate) fn new(spec: &'s MarkerSpec, context: &'s Context) -> Self {
+        let page = context.get(PAGE_KEY);
+        let mut names: Vec<Cow<'s, str>> = Vec::with_capacity(2 + spec.payloads.len());
+        names.push(Cow::Borrowed(VALUES_MARKER));
+        names.push(Cow::Borrowed(ACTIONS_MARKER));
+        names.extend(
+            spec.payloads
+                .iter()
+                .map(|p| Cow::Borrowed(p.marker.as_str())),
+        );
+        Self {
+            names,
+            payloads: spec
+                .payloads
+                .iter()
+                .map(|p| (Cow::Borrowed(p.name.as_str()), p.available_on(page)))
+                .collect(),
+            page: page.map(Cow::Borrowed),
+            violations: Vec::new(),
+            repairs: Vec::new(),
+            values: None,
+            actions: None,
+            payload: None,
+        }
+    }
+
+    /// The same reader, owning its names (for a reader that outlives the contract's borrow).
+    pub(crate) fn into_owned(self) -> SectionReader<'static> {
+        let owned = |c: Cow<'_, str>| Cow::Owned(c.into_owned());
+        SectionReader {
+            names: self.names.into_iter().map(owned).collect(),
+            payloads: self
+                .payloads
+                .into_iter()
+                .map(|(name, offered)| (owned(name), offered))
+                .collect(),
+            page: self.page.map(owned),
+            violations: self.violations,
+            repairs: self.repairs,
+            values: self.values,
+            actions: self.actions,
+            payload: self.payload,
+        }
+    }
+
+    /// The marker names (without colons), indexed as [`Section::marker`].
+    pub(crate) fn names(&self) -> &[Cow<'s, str>] {
+        &self.names
+    }
+
+    /// What was read so far into `slot` (not normalised).
+    pub(crate) fn filled(&self, slot: Slot) -> Option<&Value> {
+        match slot {
+            Slot::Values => self.values.as_ref(),
+            Slot::Actions => self.actions.as_ref(),
+            Slot::Payload(_) => self.payload.as_ref(),
+        }
+    }
+
+    /// Reads one section (sections come in reply order). Returns the slot it filled, if any:
+    /// `None` for a repeated or extra section, a payload not offered on the page, or JSON that
+    /// is missing, cut off or unreadable (each reported as a repair or violation).
+    pub(crate) fn section(&mut self, section: &Section<'_>) -> Option<Slot> {
+        let marker = self.names.get(section.marker)?.clone();
+        let marker = marker.as_ref();
         let slot = match section.marker {
             0 => Slot::Values,
             1 => Slot::Actions,
@@ -147,35 +213,35 @@ impl Reader<'_> {
                 _ => ("duplicate_marker", "a repeated marker section was dropped"),
             };
             add_repair(&mut self.repairs, kind, &format!("{what} ({marker})"));
-            return;
+            return None;
         }
         if let Slot::Payload(index) = slot {
-            let kind = &self.spec.payloads[index];
-            if !kind.available_on(self.page) {
+            let offered = self.payloads.get(index).is_some_and(|p| p.1);
+            if !offered {
                 self.violations.push(Violation::new(
                     "/payload",
                     "payload_unavailable",
                     format!(
                         "{marker} is not available on page {:?}; do not use it here",
-                        self.page.unwrap_or_default()
+                        self.page.as_deref().unwrap_or_default()
                     ),
                 ));
-                return;
+                return None;
             }
         }
-        let Some(json) = self.parse(section, marker, slot) else {
-            return;
-        };
+        let json = self.parse(section, marker, slot)?;
         match slot {
             Slot::Values => self.values = Some(json),
             Slot::Actions => self.actions = Some(json),
             Slot::Payload(index) => {
+                let name = self.payloads.get(index).map_or("", |p| p.0.as_ref());
                 self.payload = Some(json!({
-                    "type": self.spec.payloads[index].name,
+                    "type": name,
                     "data": json,
                 }));
             }
         }
+        Some(slot)
     }
 
     /// The section's JSON, leniently repaired when needed; a violation when it cannot be read.
@@ -244,7 +310,7 @@ impl Reader<'_> {
 }
 
 /// Plain-string suggestions become `{label, value}` objects.
-fn normalise_values(value: Value, repairs: &mut Vec<Repair>) -> Value {
+pub(crate) fn normalise_values(value: Value, repairs: &mut Vec<Repair>) -> Value {
     let Value::Array(items) = value else {
         return value;
     };
@@ -273,7 +339,7 @@ fn normalise_values(value: Value, repairs: &mut Vec<Repair>) -> Value {
 }
 
 /// Action buttons without a `handler` get `"client"` (the only handler there is).
-fn normalise_actions(value: Value, repairs: &mut Vec<Repair>) -> Value {
+pub(crate) fn normalise_actions(value: Value, repairs: &mut Vec<Repair>) -> Value {
     let Value::Array(mut items) = value else {
         return value;
     };

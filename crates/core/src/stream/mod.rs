@@ -27,6 +27,7 @@ mod json_scan;
 mod json_schema;
 mod json_start;
 mod markers;
+mod out;
 mod text;
 mod xml;
 mod xml_close;

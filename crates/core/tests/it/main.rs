@@ -13,6 +13,7 @@ mod markers;
 mod properties;
 mod snapshots;
 mod stream_json;
+mod stream_text;
 mod stream_xml;
 mod tool_reply;
 mod xml;
