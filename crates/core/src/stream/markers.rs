@@ -18,8 +18,10 @@
 //!   escapes tracked across deltas). When it closes, the section is read as the complete check
 //!   reads it ([`SectionReader`]) and emitted as [`Emit::Suggestions`] / [`Emit::Payload`];
 //!   a repeated marker, a second payload, a payload not offered on the page or unreadable
-//!   JSON emits nothing, and suggestions after a payload are not emitted (the final value
-//!   drops them). A closing fence after fenced JSON is consumed with the section.
+//!   JSON emits nothing. Suggestions are emitted when the reply is complete, and only when it
+//!   carried no payload (the final value drops suggestions that come with a proposal); a
+//!   payload is emitted as soon as its JSON closes. A closing fence after fenced JSON is
+//!   consumed with the section.
 //! - **Message text** then goes through [`EmptyFences`] (a fence left wrapping nothing is
 //!   dropped, as the complete check's tidy step does) and [`Out`] (whitespace laid out as in
 //!   the message). Where a section was, a line break stands, as in the message.
@@ -95,6 +97,8 @@ struct Scan {
     out: Out,
     /// A payload was emitted: later suggestions are not.
     payload: bool,
+    /// Suggestions read so far, emitted at the end unless a payload came.
+    suggestions: Vec<Emit>,
 }
 
 /// What the scanner is in.
@@ -156,6 +160,7 @@ impl Scan {
             fences: EmptyFences::default(),
             out: Out::default(),
             payload: false,
+            suggestions: Vec::new(),
         }
     }
 
@@ -176,6 +181,9 @@ impl Scan {
         }
         self.fences.finish(&mut self.out);
         self.out.finish(out);
+        if !self.payload {
+            out.append(&mut self.suggestions);
+        }
     }
 
     /// Sets where the text starts, once there are bytes; false while there are none.
@@ -263,6 +271,10 @@ impl Scan {
             ),
             Slot::Values | Slot::Actions => return,
         };
+        if matches!(emit, Emit::Suggestions(_)) {
+            self.suggestions.push(emit);
+            return;
+        }
         self.out.emit(out);
         out.push(emit);
     }
@@ -514,10 +526,7 @@ mod tests {
             let pieces = cut(&raw, &cuts);
             let (text, others) = stream(&contract, &context, &pieces);
             proptest::prop_assert_eq!(normalise(&text), message, "{:?} split {:?}", raw, pieces);
-            // Suggestions before a payload are emitted before the payload is known; the final
-            // value drops them (see the module docs).
-            let dropped = checked.repairs.iter().any(|r| r.kind == "suggestions_with_proposal");
-            if checked.is_valid() && !dropped {
+            if checked.is_valid() {
                 proptest::prop_assert_eq!(sorted(others), sorted(expected_events(&value)), "{:?}", raw);
             }
         }
