@@ -6,3 +6,4 @@ mod admin;
 mod api;
 mod limits;
 mod metrics;
+mod streaming;
