@@ -73,6 +73,33 @@ text = "".join(chunk.choices[0].delta.content or "" for chunk in stream if chunk
 assert json.loads(text)["type"] == "response", text
 checks += 1
 
+# 5b. A streamed json_schema request: the validated value in chunks, then usage when asked for.
+stream = client.chat.completions.create(
+    model="mock",
+    messages=[{"role": "user", "content": "Grace is 85."}],
+    response_format={"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON}},
+    stream=True,
+    stream_options={"include_usage": True},
+)
+chunks = list(stream)
+text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+person = json.loads(text)
+assert isinstance(person["age"], int), person
+assert chunks[0].choices[0].delta.role == "assistant"
+finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
+assert finishes == ["stop"], finishes
+assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0, chunks[-1]
+checks += 1
+
+# 5c. A plain streamed request passes through chunk by chunk, as the model writes it.
+stream = client.chat.completions.create(
+    model="mock", messages=[{"role": "user", "content": "Tell me a story."}], stream=True
+)
+pieces = [c.choices[0].delta.content for c in stream if c.choices and c.choices[0].delta.content]
+assert len(pieces) > 1, pieces
+assert "".join(pieces).strip(), pieces
+checks += 1
+
 # 6. Errors use OpenAI's shapes, so the SDK raises its own exceptions.
 try:
     client.chat.completions.create(
