@@ -319,7 +319,7 @@ async fn a_proven_violation_aborts_the_stream_and_the_retry_starts_at_once() {
 
     // The upstream stream was cut: the mock saw its client go away before the end.
     let ended = wait_for("the mock's stream record", async || {
-        live.mock.requests().first()?.answer.stream.clone()
+        live.mock.requests().first()?.answer.stream
     })
     .await;
     assert!(!ended.completed, "{ended:?}");
@@ -415,7 +415,7 @@ async fn a_client_that_goes_away_cancels_the_upstream_and_the_attempt_is_kept() 
         "the user message and the cancelled attempt"
     );
     let ended = wait_for("the mock's stream record", async || {
-        live.mock.requests().first()?.answer.stream.clone()
+        live.mock.requests().first()?.answer.stream
     })
     .await;
     assert!(!ended.completed, "{ended:?}");
