@@ -2,6 +2,9 @@
 //! valid, invalid (wrong keys and enum values the model commonly produces), and needing repair
 //! (fenced, with prose and trailing commas); `topic-analysis` XML replies; and discovery-mode
 //! replies with question cards ([`card_text`], [`hostile_card_texts`]).
+//! For the streaming benchmarks: a long `table-chat` message ([`marker_message`]), replies cut
+//! into deltas ([`deltas`]) and fed to a `StreamCheck` with SSE encoding as the engine and
+//! server do ([`stream_deltas`], [`stream_end`]).
 
 use serde_json::{Value, json};
 
@@ -210,4 +213,213 @@ pub fn hostile_card_texts(target: usize) -> Vec<(&'static str, String)> {
         ),
         ("huge_line", format!("{}?\n(A) x\n(B) y", repeat("word "))),
     ]
+}
+
+// Streaming: the replies, deltas and engine-like driver of the `stream` bench and the
+// `stream_slope` / `stream_memory` examples.
+
+use bridle_core::{Abort, Checked, Context, Contract, Emit, StreamCheck};
+use bridle_engine::{PartialThrottle, TurnEvent};
+
+/// Markdown paragraphs of a long `table-chat` message: headings, lists, bold and italics (each
+/// `*` run is held back by the live marker stripper until the next bytes decide), a word that
+/// starts like a marker name, non-ASCII text.
+const TABLE_PROSE: [&str; 5] = [
+    "### What the log shows\n\nYou finished **38 books** this year, most of them in the autumn. The longest was 912 pages; the shortest, a collection of essays, had 96.",
+    "- **Fiction** is two thirds of the list, and most of it is finished within two weeks.\n- **Non-fiction** takes longer: a month on average, and three books were put down half-way.\n- Books with a *series* volume in the title are always finished.",
+    "If you want to compare months, the filter panel can group the rows by the date you finished a book; rows without a date are the books you are still reading. SUGGESTED reading lists are not part of the table, so I left them out.",
+    "Les titres en français sont gardés tels quels, accents compris; the page counts come from the editions you entered, not from a catalogue.",
+    "A few rows had the same title twice with different page counts. I kept both, because they are different editions, and marked the second one in its notes so you can delete it if you prefer.",
+];
+
+/// A `table-chat` reply of about `target` bytes with a long message: Markdown paragraphs
+/// (headings, lists, bold) for about three quarters of it, then a bold `**DATA_PROPOSAL:**`
+/// whose rows (a title with braces and escaped quotes, pages, a date and a two-sentence note,
+/// ~260 bytes a row) fill the last quarter, and a closing line. The proposal stays under the
+/// contract's 500 operations up to ~500 KB. Deterministic.
+pub fn marker_message(target: usize) -> String {
+    let rows_bytes = target / 4;
+    let mut out = String::with_capacity(target + 512);
+    let mut i = 0;
+    while i == 0 || out.len() + rows_bytes + 100 < target {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        out.push_str(TABLE_PROSE[i % TABLE_PROSE.len()]);
+        i += 1;
+    }
+    out.push_str(
+        "\n\n**DATA_PROPOSAL:** {\"reasoning\": \"Rows for the books in your notes\", \"operations\": [",
+    );
+    let mut row = 0usize;
+    while row == 0 || out.len() + 50 < target {
+        if row > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&format!(
+            "{{\"action\": \"add\", \"data\": {{\"Title\": \"Book {row} {{vol. {}}} \\\"annotated\\\"\", \"Pages\": {}, \"Finished\": \"2026-{:02}-{:02}\", \"Notes\": \"{} {}\"}}}}",
+            row % 7,
+            120 + row * 3,
+            1 + row % 12,
+            1 + row % 28,
+            SENTENCES[row % SENTENCES.len()],
+            SENTENCES[(row + 3) % SENTENCES.len()]
+        ));
+        row += 1;
+    }
+    out.push_str("]}\n\nTick the rows you want and press Apply.");
+    out
+}
+
+/// The reply `make(target_bytes)` generates, with the byte target raised until the reply has at
+/// least `chars` characters (the generators count bytes; a stream is cut in characters).
+pub fn with_chars(chars: usize, make: impl Fn(usize) -> String) -> String {
+    let mut target = chars;
+    loop {
+        let reply = make(target);
+        let have = reply.chars().count();
+        if have >= chars {
+            return reply;
+        }
+        target += chars - have;
+    }
+}
+
+/// `text` cut into deltas of `chars` characters (the last may be shorter), at character
+/// boundaries, as a provider's stream delivers a reply.
+pub fn deltas(text: &str, chars: usize) -> Vec<&str> {
+    let chars = chars.max(1);
+    let mut out = Vec::with_capacity(text.len() / chars + 1);
+    let mut start = 0;
+    for (n, (at, _)) in text.char_indices().enumerate() {
+        if n > 0 && n % chars == 0 {
+            out.push(&text[start..at]);
+            start = at;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// What a streamed reply wrote to the wire, so none of the work can be optimised away.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Wire {
+    /// SSE events written.
+    pub events: usize,
+    /// Of which `partial` events.
+    pub partials: usize,
+    /// SSE bytes written.
+    pub bytes: usize,
+}
+
+impl Wire {
+    /// Writes `event` as the server does (`event: NAME\ndata: DATA\n\n`) into `buf`, which
+    /// stands for the connection's write buffer: cleared, then reused for every event.
+    pub fn send(&mut self, event: &TurnEvent, buf: &mut String) {
+        buf.clear();
+        buf.push_str("event: ");
+        buf.push_str(event.name());
+        buf.push_str("\ndata: ");
+        buf.push_str(&event.data());
+        buf.push_str("\n\n");
+        self.events += 1;
+        self.bytes += buf.len();
+        if matches!(event, TurnEvent::Partial { .. }) {
+            self.partials += 1;
+        }
+    }
+}
+
+/// The turn event of something a streaming check emitted (as the engine maps it).
+pub fn turn_event(emit: Emit) -> TurnEvent {
+    match emit {
+        Emit::Text(text) => TurnEvent::TextDelta { text },
+        Emit::Suggestions(value) => TurnEvent::Suggestions(value),
+        Emit::Payload(value) => TurnEvent::Payload(value),
+    }
+}
+
+/// Streams `deltas` through a new [`StreamCheck`] as the engine's streamed attempt does: each
+/// delta pushed and every event it emits SSE-encoded into `buf`; with `partial_every: Some(n)`,
+/// `n` deltas arrive per partial interval (100 ms), on a simulated clock, and the engine's
+/// [`PartialThrottle`] (the interval **and** an eighth of growth) decides when `partial()` is
+/// asked and sent. `Err` is an early abort.
+pub fn stream_deltas(
+    contract: &Contract,
+    context: &Context,
+    deltas: &[&str],
+    partial_every: Option<usize>,
+    buf: &mut String,
+    wire: &mut Wire,
+) -> Result<StreamCheck, Abort> {
+    let mut check = StreamCheck::new(contract, context);
+    let mut emitted = Vec::new();
+    let interval = std::time::Duration::from_millis(100);
+    let mut throttle = PartialThrottle::new(interval);
+    let start = std::time::Instant::now();
+    let per_delta = partial_every.map(|n| interval / u32::try_from(n.max(1)).unwrap_or(u32::MAX));
+    for (i, delta) in deltas.iter().enumerate() {
+        check.push(delta, &mut emitted)?;
+        for emit in emitted.drain(..) {
+            wire.send(&turn_event(emit), buf);
+        }
+        if let Some(per_delta) = per_delta {
+            let now = start + per_delta * u32::try_from(i).unwrap_or(u32::MAX);
+            if throttle.due(now, check.raw().len())
+                && let Some(value) = check.partial()
+            {
+                throttle.shown(now, check.raw().len());
+                wire.send(&TurnEvent::Partial { attempt: 1, value }, buf);
+            }
+        }
+    }
+    Ok(check)
+}
+
+/// The end of a streamed attempt, as the engine runs it: the complete check of the reply the
+/// stream received, then (when valid) the held-back text released and SSE-encoded.
+pub fn stream_end(
+    contract: &Contract,
+    context: &Context,
+    check: &mut StreamCheck,
+    buf: &mut String,
+    wire: &mut Wire,
+) -> Checked {
+    let checked = contract.check(check.raw(), context);
+    if checked.is_valid() {
+        let mut emitted = Vec::new();
+        check.finish(&checked, &mut emitted);
+        for emit in emitted {
+            wire.send(&turn_event(emit), buf);
+        }
+    }
+    checked
+}
+
+/// The kinds the streaming benchmarks cover, with their contract and context: `json`
+/// (`selfhelp-response`), `markers` (`table-chat` on page `table_view`) and `text`
+/// (`question-cards` in mode `discovery`).
+pub const STREAM_KINDS: [(&str, &str, &str, &str); 3] = [
+    ("json", "selfhelp-response", "", ""),
+    ("markers", "table-chat", "page", "table_view"),
+    ("text", "question-cards", "mode", "discovery"),
+];
+
+/// For a kind of [`STREAM_KINDS`]: its contract's name, the context, and a reply of at least
+/// `chars` characters — compact [`valid_reply`] JSON, a [`marker_message`], a [`card_text`].
+pub fn stream_case(kind: &str, chars: usize) -> Option<(&'static str, Context, String)> {
+    let (_, contract, key, value) = STREAM_KINDS.into_iter().find(|k| k.0 == kind)?;
+    let context = if key.is_empty() {
+        Context::new()
+    } else {
+        Context::new().with(key, value)
+    };
+    let reply = match kind {
+        "json" => with_chars(chars, |n| valid_reply(n).to_string()),
+        "markers" => with_chars(chars, marker_message),
+        _ => with_chars(chars, card_text),
+    };
+    Some((contract, context, reply))
 }

@@ -80,6 +80,8 @@ pub struct Contract {
     pub(crate) state: Option<StateKind>,
     /// For the `text` kind: question-card detection, when the manifest has `[cards]`.
     pub(crate) cards: Option<CardSpec>,
+    /// The schema indexed for the streaming reader, built on first use.
+    pub(crate) stream_index: std::sync::OnceLock<std::sync::Arc<crate::stream::SchemaIndex>>,
 }
 
 /// `[cards]` of a `text` contract.
@@ -187,6 +189,7 @@ impl Contract {
             markers: None,
             state: None,
             cards: None,
+            stream_index: std::sync::OnceLock::new(),
         })
     }
 

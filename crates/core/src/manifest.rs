@@ -345,6 +345,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         markers,
         state,
         cards,
+        stream_index: std::sync::OnceLock::new(),
     };
     if let Some(example) = &contract.example {
         let broken = contract.validate(example);

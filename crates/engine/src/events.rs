@@ -4,7 +4,7 @@
 
 use bridle_core::{Emit, Repair, Violation};
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// How often, at most, a `partial` event is sent per attempt (default).
@@ -100,9 +100,22 @@ impl TurnEvent {
     pub fn data(&self) -> String {
         match self {
             Self::AttemptStarted { attempt } => json!({"attempt": attempt}).to_string(),
-            Self::TextDelta { text } => json!({"text": text}).to_string(),
+            Self::TextDelta { text } => {
+                // The most frequent event: written directly, no JSON map built.
+                let mut data = String::with_capacity(text.len() + 12);
+                data.push_str("{\"text\":");
+                data.push_str(&Value::from(text.as_str()).to_string());
+                data.push('}');
+                data
+            }
             Self::Partial { attempt, value } => {
-                format!("{{\"attempt\":{attempt},\"value\":{value}}}")
+                let mut data = String::with_capacity(value.len() + 32);
+                data.push_str("{\"attempt\":");
+                data.push_str(&attempt.to_string());
+                data.push_str(",\"value\":");
+                data.push_str(value);
+                data.push('}');
+                data
             }
             Self::Suggestions(value) | Self::Payload(value) | Self::Safety(value) => {
                 value.to_string()
@@ -144,6 +157,45 @@ impl TurnEvent {
             Emit::Suggestions(value) => Self::Suggestions(value),
             Emit::Payload(value) => Self::Payload(value),
         }
+    }
+}
+
+/// Least growth of the reply, in bytes, between two `partial` events.
+const PARTIAL_MIN_GROWTH: usize = 64;
+
+/// When an attempt's next `partial` event is due: the interval has passed since the last one
+/// **and** the reply has grown by an eighth since then (at least [`PARTIAL_MIN_GROWTH`] bytes).
+/// Each partial costs time linear in the value; growing geometrically, all of them together
+/// cost at most about nine times the reply — the stream stays linear however long it is.
+#[derive(Debug, Clone, Copy)]
+pub struct PartialThrottle {
+    interval: Duration,
+    last: Option<(Instant, usize)>,
+}
+
+impl PartialThrottle {
+    /// At most one partial per `interval`.
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            last: None,
+        }
+    }
+
+    /// Whether a partial may be sent at `now`, the reply being `len` bytes long.
+    pub fn due(&self, now: Instant, len: usize) -> bool {
+        match self.last {
+            None => true,
+            Some((at, shown)) => {
+                now.saturating_duration_since(at) >= self.interval
+                    && len >= shown + (shown / 8).max(PARTIAL_MIN_GROWTH)
+            }
+        }
+    }
+
+    /// A partial was sent at `now` with the reply `len` bytes long.
+    pub fn shown(&mut self, now: Instant, len: usize) {
+        self.last = Some((now, len));
     }
 }
 

@@ -15,5 +15,5 @@ pub mod turn;
 
 pub use config::{Config, RetryPolicy};
 pub use engine::{Engine, EngineError};
-pub use events::{EventSink, TurnEvent};
+pub use events::{EventSink, PartialThrottle, TurnEvent};
 pub use turn::{TurnError, TurnOutcome};

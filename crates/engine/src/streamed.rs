@@ -4,7 +4,7 @@
 //! fix (early abort) or the client goes away. Dropping the provider's stream closes the upstream
 //! connection, so the model stops generating either way.
 
-use crate::events::{EventSink, TurnEvent};
+use crate::events::{EventSink, PartialThrottle, TurnEvent};
 use crate::providers::{Completion, Provider, ProviderError, StreamEvent};
 use bridle_core::{Context, Contract, StreamCheck, Violation};
 use futures::StreamExt;
@@ -50,7 +50,7 @@ pub(crate) async fn stream_attempt(
         Err(error) => return Streamed::Failed(error),
     };
     let mut emitted = Vec::new();
-    let mut last_partial: Option<Instant> = None;
+    let mut throttle = PartialThrottle::new(sink.partial_interval());
     loop {
         let item = tokio::select! {
             biased;
@@ -70,9 +70,11 @@ pub(crate) async fn stream_attempt(
                         return Streamed::Cancelled(check);
                     }
                 }
-                let due = last_partial.is_none_or(|at| at.elapsed() >= sink.partial_interval());
-                if due && let Some(value) = check.partial() {
-                    last_partial = Some(Instant::now());
+                let now = Instant::now();
+                if throttle.due(now, check.raw().len())
+                    && let Some(value) = check.partial()
+                {
+                    throttle.shown(now, check.raw().len());
                     if !sink.send(TurnEvent::Partial { attempt, value }).await {
                         return Streamed::Cancelled(check);
                     }

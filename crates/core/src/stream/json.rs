@@ -67,7 +67,13 @@ pub(super) struct JsonStream {
 impl JsonStream {
     pub(super) fn new(contract: &Contract) -> Self {
         let schema = &contract.schema;
-        let index = SchemaIndex::build(schema.raw(), Draft::from_name(schema.draft_name()));
+        // Indexed once per contract, on its first streamed reply.
+        let index = std::sync::Arc::clone(contract.stream_index.get_or_init(|| {
+            std::sync::Arc::new(SchemaIndex::build(
+                schema.raw(),
+                Draft::from_name(schema.draft_name()),
+            ))
+        }));
         let coercions = contract
             .coercions
             .iter()

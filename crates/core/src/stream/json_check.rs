@@ -66,7 +66,7 @@ struct Next {
 /// The early-abort checker. See the module docs.
 #[derive(Debug)]
 pub(super) struct Checker {
-    index: SchemaIndex,
+    index: std::sync::Arc<SchemaIndex>,
     coercions: Vec<PathPattern>,
     frames: Vec<Frame>,
     /// The node lists of the open frames, one after the other.
@@ -80,7 +80,10 @@ pub(super) struct Checker {
 impl Checker {
     /// A checker of replies to the schema `index` with coercions at `coercions`; `None` when
     /// there is nothing it could ever report.
-    pub(super) fn new(index: SchemaIndex, coercions: Vec<PathPattern>) -> Option<Self> {
+    pub(super) fn new(
+        index: std::sync::Arc<SchemaIndex>,
+        coercions: Vec<PathPattern>,
+    ) -> Option<Self> {
         if index.root.is_empty() || coercions.len() > 64 {
             return None;
         }

@@ -18,7 +18,8 @@
 pub(super) fn render(raw: &str, start: usize, end: usize) -> Option<String> {
     let text = raw.get(start..end)?;
     let b = text.as_bytes();
-    let mut out = String::with_capacity(b.len());
+    // Room for the closing brackets too, so the text is never copied to grow.
+    let mut out = String::with_capacity(b.len() + 64);
     let mut stack: Vec<Open> = Vec::new();
     // The key read last, waiting for its value to be shown.
     let mut key: Option<(usize, usize)> = None;

@@ -184,7 +184,7 @@ impl Node {
 
 /// The indexed schema.
 #[derive(Debug, Clone)]
-pub(super) struct SchemaIndex {
+pub(crate) struct SchemaIndex {
     nodes: Vec<Node>,
     /// The nodes that apply to the root value.
     pub(super) root: Vec<NodeId>,

@@ -25,6 +25,8 @@ mod json_check;
 mod json_partial;
 mod json_scan;
 mod json_schema;
+
+pub(crate) use json_schema::SchemaIndex;
 mod json_start;
 mod markers;
 mod out;
