@@ -218,7 +218,7 @@ pub fn hostile_card_texts(target: usize) -> Vec<(&'static str, String)> {
 // Streaming: the replies, deltas and engine-like driver of the `stream` bench and the
 // `stream_slope` / `stream_memory` examples.
 
-use bridle_core::{Abort, Checked, Context, Contract, Emit, StreamCheck};
+use bridle_core::{Abort, Checked, Context, Contract, StreamCheck};
 use bridle_engine::{PartialThrottle, TurnEvent};
 
 /// Markdown paragraphs of a long `table-chat` message: headings, lists, bold and italics (each
@@ -332,15 +332,6 @@ impl Wire {
     }
 }
 
-/// The turn event of something a streaming check emitted (as the engine maps it).
-pub fn turn_event(emit: Emit) -> TurnEvent {
-    match emit {
-        Emit::Text(text) => TurnEvent::TextDelta { text },
-        Emit::Suggestions(value) => TurnEvent::Suggestions(value),
-        Emit::Payload(value) => TurnEvent::Payload(value),
-    }
-}
-
 /// Streams `deltas` through a new [`StreamCheck`] as the engine's streamed attempt does: each
 /// delta pushed and every event it emits SSE-encoded into `buf`; with `partial_every: Some(n)`,
 /// `n` deltas arrive per partial interval (100 ms), on a simulated clock, and the engine's
@@ -363,7 +354,7 @@ pub fn stream_deltas(
     for (i, delta) in deltas.iter().enumerate() {
         check.push(delta, &mut emitted)?;
         for emit in emitted.drain(..) {
-            wire.send(&turn_event(emit), buf);
+            wire.send(&TurnEvent::from_emit(emit), buf);
         }
         if let Some(per_delta) = per_delta {
             let now = start + per_delta * u32::try_from(i).unwrap_or(u32::MAX);
@@ -392,7 +383,7 @@ pub fn stream_end(
         let mut emitted = Vec::new();
         check.finish(&checked, &mut emitted);
         for emit in emitted {
-            wire.send(&turn_event(emit), buf);
+            wire.send(&TurnEvent::from_emit(emit), buf);
         }
     }
     checked

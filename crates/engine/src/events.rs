@@ -151,7 +151,7 @@ impl TurnEvent {
     }
 
     /// The event for something a streaming check emitted.
-    pub(crate) fn from_emit(emit: Emit) -> Self {
+    pub fn from_emit(emit: Emit) -> Self {
         match emit {
             Emit::Text(text) => Self::TextDelta { text },
             Emit::Suggestions(value) => Self::Suggestions(value),

@@ -38,7 +38,6 @@ use super::json_start::{Found, Locate};
 use crate::contract::Contract;
 use crate::repair::RootHint;
 use crate::report::Violation;
-use std::hash::{Hash, Hasher};
 
 /// Where the reader is.
 #[derive(Debug)]
@@ -60,8 +59,8 @@ pub(super) struct JsonStream {
     /// (Boxed: it is large, and most of the stream's size otherwise.)
     checker: Option<Box<Checker>>,
     hint: RootHint,
-    /// Hash and length of the last partial value returned.
-    last: Option<(u64, usize)>,
+    /// The last partial value returned.
+    last: super::LastShown,
 }
 
 impl JsonStream {
@@ -83,7 +82,7 @@ impl JsonStream {
             phase: Phase::Locating(Locate::new()),
             checker: Checker::new(index, coercions).map(Box::new),
             hint: schema.root_hint(),
-            last: None,
+            last: super::LastShown::default(),
         }
     }
 
@@ -136,14 +135,7 @@ impl JsonStream {
             return None;
         }
         let text = render(raw, scanner.start(), end)?;
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut hasher);
-        let stamp = (hasher.finish(), text.len());
-        if self.last == Some(stamp) {
-            return None;
-        }
-        self.last = Some(stamp);
-        Some(text)
+        self.last.is_new(&text).then_some(text)
     }
 }
 

@@ -302,6 +302,7 @@ fn is_word(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::cut;
     use crate::{Contracts, StreamCheck};
     use serde_json::Value;
     use std::sync::Arc;
@@ -489,25 +490,6 @@ mod tests {
         "\n```\n",
         "\n```",
     ];
-
-    /// `raw` cut before each char index in `cuts` (taken modulo the length).
-    fn cut<'a>(raw: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-        let bounds: Vec<usize> = raw.char_indices().map(|(i, _)| i).collect();
-        let mut at: Vec<usize> = cuts
-            .iter()
-            .filter_map(|c| bounds.get(c % bounds.len().max(1)).copied())
-            .collect();
-        at.sort_unstable();
-        at.dedup();
-        let mut pieces = Vec::new();
-        let mut from = 0;
-        for a in at {
-            pieces.push(&raw[from..a]);
-            from = a;
-        }
-        pieces.push(&raw[from..]);
-        pieces
-    }
 
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]

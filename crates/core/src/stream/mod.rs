@@ -153,3 +153,41 @@ impl StreamCheck {
         self.raw
     }
 }
+
+/// The last partial value an attempt showed (hash and length), so an unchanged one is not
+/// shown again.
+#[derive(Debug, Default)]
+pub(super) struct LastShown(Option<(u64, usize)>);
+
+impl LastShown {
+    /// Whether `text` differs from the last one shown; it is the last one shown from now on.
+    pub(super) fn is_new(&mut self, text: &str) -> bool {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut hasher);
+        let stamp = Some((hasher.finish(), text.len()));
+        let new = self.0 != stamp;
+        self.0 = stamp;
+        new
+    }
+}
+
+/// Test support: `raw` cut before each char index in `cuts` (taken modulo the length).
+#[cfg(test)]
+pub(crate) fn cut<'a>(raw: &'a str, cuts: &[usize]) -> Vec<&'a str> {
+    let bounds: Vec<usize> = raw.char_indices().map(|(i, _)| i).collect();
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .filter_map(|c| bounds.get(c % bounds.len().max(1)).copied())
+        .collect();
+    at.sort_unstable();
+    at.dedup();
+    let mut pieces = Vec::new();
+    let mut from = 0;
+    for a in at {
+        pieces.push(&raw[from..a]);
+        from = a;
+    }
+    pieces.push(&raw[from..]);
+    pieces
+}

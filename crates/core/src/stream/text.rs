@@ -261,6 +261,7 @@ impl TextStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stream::cut;
     use crate::{Contracts, StreamCheck};
     use std::sync::Arc;
 
@@ -451,25 +452,6 @@ mod tests {
         "a",
         "\u{a0}",
     ];
-
-    /// `raw` cut before each char index in `cuts` (taken modulo the length).
-    fn cut<'a>(raw: &'a str, cuts: &[usize]) -> Vec<&'a str> {
-        let bounds: Vec<usize> = raw.char_indices().map(|(i, _)| i).collect();
-        let mut at: Vec<usize> = cuts
-            .iter()
-            .filter_map(|c| bounds.get(c % bounds.len().max(1)).copied())
-            .collect();
-        at.sort_unstable();
-        at.dedup();
-        let mut pieces = Vec::new();
-        let mut from = 0;
-        for a in at {
-            pieces.push(&raw[from..a]);
-            from = a;
-        }
-        pieces.push(&raw[from..]);
-        pieces
-    }
 
     /// Lines card replies are made of.
     const LINES: &[&str] = &[

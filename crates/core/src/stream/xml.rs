@@ -8,7 +8,6 @@
 
 use super::xml_close::close;
 use crate::contract::{Contract, XmlSpec};
-use std::hash::{Hash, Hasher};
 
 /// The partial reader of an `xml` reply. See the module docs.
 #[derive(Debug)]
@@ -18,7 +17,7 @@ pub(super) struct XmlStream {
     /// Text arrived since the last partial value was worked out.
     dirty: bool,
     /// Hash and length of the last partial value returned.
-    last: Option<(u64, usize)>,
+    last: super::LastShown,
 }
 
 impl XmlStream {
@@ -26,7 +25,7 @@ impl XmlStream {
         Self {
             spec: contract.xml.clone(),
             dirty: false,
-            last: None,
+            last: super::LastShown::default(),
         }
     }
 
@@ -46,14 +45,7 @@ impl XmlStream {
         let document = close(raw, &spec.root, &spec.shape)?;
         let value = crate::xml::read(&document, &spec.root, &spec.shape).value?;
         let text = value.to_string();
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        text.hash(&mut hasher);
-        let stamp = (hasher.finish(), text.len());
-        if self.last == Some(stamp) {
-            return None;
-        }
-        self.last = Some(stamp);
-        Some(text)
+        self.last.is_new(&text).then_some(text)
     }
 }
 
