@@ -19,9 +19,7 @@
 //! The log-log slope over 10³–10⁵ deltas and the peak memory are measured by the examples
 //! `stream_slope` and `stream_memory`.
 
-use bridle_bench::{
-    STREAM_KINDS, Wire, deltas, stream_case, stream_deltas, stream_end, turn_event,
-};
+use bridle_bench::{STREAM_KINDS, Wire, deltas, stream_case, stream_deltas, stream_end};
 use bridle_core::{Context, Contract, Contracts, Emit, StreamCheck};
 use bridle_engine::TurnEvent;
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -173,7 +171,7 @@ fn collect_events(
     let (mut emitted, mut events) = (Vec::new(), Vec::new());
     for (i, delta) in pieces.iter().enumerate() {
         check.push(delta, &mut emitted).expect("no early abort");
-        events.extend(emitted.drain(..).map(turn_event));
+        events.extend(emitted.drain(..).map(TurnEvent::from_emit));
         if every.is_some_and(|n| i % n == 0)
             && let Some(value) = check.partial()
         {
@@ -182,7 +180,7 @@ fn collect_events(
     }
     let checked = contract.check(check.raw(), ctx);
     check.finish(&checked, &mut emitted);
-    events.extend(emitted.into_iter().map(turn_event));
+    events.extend(emitted.into_iter().map(TurnEvent::from_emit));
     events
 }
 
