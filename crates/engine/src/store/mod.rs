@@ -14,6 +14,7 @@ mod migrations;
 mod postgres;
 mod rows;
 mod sqlite;
+mod sqlite_writer;
 mod stats;
 
 pub use postgres::PostgresStore;
@@ -35,6 +36,12 @@ pub enum StoreError {
     /// The database refused or failed the operation.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// The SQLite store's writing connection refused or failed the operation.
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// The store was closed while the operation waited.
+    #[error("the store is closed")]
+    Closed,
     /// Migrations could not be applied.
     #[error("database migration failed: {0}")]
     Migration(#[from] sqlx::migrate::MigrateError),
@@ -44,6 +51,23 @@ pub enum StoreError {
     /// The store URL or path is unusable.
     #[error("store configuration: {0}")]
     Config(String),
+}
+
+impl StoreError {
+    /// Whether the database refused the write because a foreign key did not match (a message
+    /// for a conversation that does not exist, a safety event naming another conversation's
+    /// message).
+    pub fn is_foreign_key_violation(&self) -> bool {
+        match self {
+            Self::Database(error) => error
+                .as_database_error()
+                .is_some_and(|error| error.is_foreign_key_violation()),
+            Self::Sqlite(rusqlite::Error::SqliteFailure(error, _)) => {
+                error.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
+            }
+            _ => false,
+        }
+    }
 }
 
 /// Whether a conversation takes new messages.

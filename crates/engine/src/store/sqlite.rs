@@ -1,13 +1,15 @@
 //! [`SqliteStore`]: the embedded backend. One database file (created, with its directory, when
 //! missing) in WAL mode with `synchronous=NORMAL`, foreign keys on and a busy timeout; JSON is
-//! stored as text and booleans as 0/1. Reads go through a small pool; every write goes through
-//! one writing connection, so concurrent writers queue in order in the pool rather than
-//! contending for SQLite's lock (whose busy handler sleeps). Each write is one statement (a
-//! trigger bumps the conversation when a message is stored), so it is atomic on its own.
+//! stored as text and booleans as 0/1. Reads go through a small sqlx pool (in WAL mode they
+//! never wait for the writer); every write goes to the one writing connection on a thread of its
+//! own ([`Writer`]), which commits the writes that are waiting together (group commit) and keeps
+//! checkpoints off the write path. Each write is one statement (a trigger bumps the conversation
+//! when a message is stored).
 
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
 use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::sqlite_writer::Writer;
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
@@ -16,6 +18,7 @@ use super::{
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
+use rusqlite::params;
 use serde_json::Value;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
@@ -85,9 +88,9 @@ const STATS: Dialect = Dialect {
 pub struct SqliteStore {
     /// Readers (WAL: they never wait for the writer).
     pool: SqlitePool,
-    /// The one writing connection: writers queue here, in order, instead of sleeping in
-    /// SQLite's busy handler (which backs off in steps of up to 100 ms under contention).
-    writer: SqlitePool,
+    /// The one writing connection: writers queue for its thread, in order, instead of sleeping
+    /// in SQLite's busy handler (which backs off in steps of up to 100 ms under contention).
+    writer: Writer,
 }
 
 impl SqliteStore {
@@ -106,7 +109,7 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
             .busy_timeout(BUSY_TIMEOUT);
-        let path = options.get_filename();
+        let path = options.get_filename().to_path_buf();
         if path.as_os_str().is_empty() {
             return Err(StoreError::Config(format!(
                 "SQLite URL {url:?} names no file: use sqlite://PATH"
@@ -121,14 +124,16 @@ impl SqliteStore {
                 ))
             })?;
         }
-        // A local file does not go stale: no ping (a round trip to the connection's thread)
-        // before each use.
-        let writer = SqlitePoolOptions::new()
+        // Migrations on a connection of their own, closed before the writer opens.
+        let migrating = SqlitePoolOptions::new()
             .max_connections(1)
-            .test_before_acquire(false)
             .connect_with(options.clone())
             .await?;
-        migrations::migrator(MIGRATIONS).run(&writer).await?;
+        migrations::migrator(MIGRATIONS).run(&migrating).await?;
+        migrating.close().await;
+        let writer = Writer::open(&path)?;
+        // A local file does not go stale: no ping (a round trip to the connection's thread)
+        // before each use.
         let pool = SqlitePoolOptions::new()
             .max_connections(POOL_SIZE)
             .test_before_acquire(false)
@@ -188,21 +193,27 @@ impl Store for SqliteStore {
 
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
         let conversation = rows::fresh_conversation(new);
-        sqlx::query(
-            "INSERT INTO conversations \
-             (id, user_id, contract, context, state, status, created_at, updated_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&conversation.id)
-        .bind(&conversation.user_id)
-        .bind(&conversation.contract)
-        .bind(rows::to_json(&conversation.context)?)
-        .bind(rows::to_json(&conversation.state)?)
-        .bind(conversation.status.as_str())
-        .bind(conversation.created_at)
-        .bind(conversation.updated_at)
-        .execute(&self.writer)
-        .await?;
+        let row = conversation.clone();
+        let (context, state) = (rows::to_json(&row.context)?, rows::to_json(&row.state)?);
+        self.writer
+            .write(move |db| {
+                db.prepare_cached(
+                    "INSERT INTO conversations \
+                     (id, user_id, contract, context, state, status, created_at, updated_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                )?
+                .execute(params![
+                    row.id,
+                    row.user_id,
+                    row.contract,
+                    context,
+                    state,
+                    row.status.as_str(),
+                    row.created_at,
+                    row.updated_at,
+                ])
+            })
+            .await?;
         Ok(conversation)
     }
 
@@ -243,65 +254,96 @@ impl Store for SqliteStore {
     }
 
     async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?",
-        )
-        .bind(status.as_str())
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.writer)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        let id = id.to_owned();
+        let now = now_ms();
+        let changed = self
+            .writer
+            .write(move |db| {
+                db.prepare_cached(
+                    "UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) \
+                     WHERE id = ?",
+                )?
+                .execute(params![status.as_str(), now, id])
+            })
+            .await?;
+        Ok(changed > 0)
     }
 
     async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "UPDATE conversations SET state = ?, updated_at = max(updated_at, ?) WHERE id = ?",
-        )
-        .bind(rows::to_json(state)?)
-        .bind(now_ms())
-        .bind(id)
-        .execute(&self.writer)
-        .await?;
-        Ok(done.rows_affected() > 0)
+        let (id, state) = (id.to_owned(), rows::to_json(state)?);
+        let now = now_ms();
+        let changed = self
+            .writer
+            .write(move |db| {
+                db.prepare_cached(
+                    "UPDATE conversations SET state = ?, updated_at = max(updated_at, ?) \
+                     WHERE id = ?",
+                )?
+                .execute(params![state, now, id])
+            })
+            .await?;
+        Ok(changed > 0)
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
         let encoded = EncodedMessage::new(message)?;
-        // One statement, hence one transaction: the insert and (by the trigger of migration 3)
-        // the conversation's bump.
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
-             is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
-             violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-             interrupted, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(&message.conversation_id)
-        .bind(&message.turn_id)
-        .bind(message.role.as_str())
-        .bind(&message.content)
-        .bind(encoded.value)
-        .bind(message.is_validated)
-        .bind(message.is_fallback)
-        .bind(encoded.attempt)
-        .bind(&message.contract)
-        .bind(&message.contract_version)
-        .bind(encoded.request_payload)
-        .bind(encoded.raw_response)
-        .bind(encoded.violations)
-        .bind(encoded.repairs)
-        .bind(&message.provider)
-        .bind(&message.model)
-        .bind(encoded.tokens_in)
-        .bind(encoded.tokens_out)
-        .bind(encoded.latency_ms)
-        .bind(&message.error)
-        .bind(message.interrupted.map(Interruption::as_str))
-        .bind(now_ms())
-        .fetch_one(&self.writer)
-        .await?;
-        Ok(id)
+        let row = MessageRow {
+            conversation_id: message.conversation_id.clone(),
+            turn_id: message.turn_id.clone(),
+            role: message.role.as_str(),
+            content: message.content.clone(),
+            is_validated: message.is_validated,
+            is_fallback: message.is_fallback,
+            contract: message.contract.clone(),
+            contract_version: message.contract_version.clone(),
+            provider: message.provider.clone(),
+            model: message.model.clone(),
+            error: message.error.clone(),
+            interrupted: message.interrupted.map(Interruption::as_str),
+            created_at: now_ms(),
+            encoded,
+        };
+        // One statement: the insert and (by the trigger of migration 3) the conversation's bump.
+        self.writer
+            .write(move |db| {
+                let e = &row.encoded;
+                db.prepare_cached(
+                    "INSERT INTO messages (conversation_id, turn_id, role, content, value, \
+                     is_validated, is_fallback, attempt, contract, contract_version, \
+                     request_payload, raw_response, violations, repairs, provider, model, \
+                     tokens_in, tokens_out, latency_ms, error, interrupted, created_at) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                     RETURNING id",
+                )?
+                .query_row(
+                    params![
+                        row.conversation_id,
+                        row.turn_id,
+                        row.role,
+                        row.content,
+                        e.value,
+                        row.is_validated,
+                        row.is_fallback,
+                        e.attempt,
+                        row.contract,
+                        row.contract_version,
+                        e.request_payload,
+                        e.raw_response,
+                        e.violations,
+                        e.repairs,
+                        row.provider,
+                        row.model,
+                        e.tokens_in,
+                        e.tokens_out,
+                        e.latency_ms,
+                        row.error,
+                        row.interrupted,
+                        row.created_at,
+                    ],
+                    |found| found.get(0),
+                )
+            })
+            .await
     }
 
     async fn messages(
@@ -331,21 +373,30 @@ impl Store for SqliteStore {
     }
 
     async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO safety_events \
-             (conversation_id, message_id, level, concerns, action, notified_at, created_at) \
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        )
-        .bind(&event.conversation_id)
-        .bind(event.message_id)
-        .bind(&event.level)
-        .bind(rows::to_json(&event.concerns)?)
-        .bind(&event.action)
-        .bind(event.notified_at)
-        .bind(now_ms())
-        .fetch_one(&self.writer)
-        .await?;
-        Ok(id)
+        let concerns = rows::to_json(&event.concerns)?;
+        let event = event.clone();
+        let now = now_ms();
+        self.writer
+            .write(move |db| {
+                db.prepare_cached(
+                    "INSERT INTO safety_events \
+                     (conversation_id, message_id, level, concerns, action, notified_at, \
+                     created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                )?
+                .query_row(
+                    params![
+                        event.conversation_id,
+                        event.message_id,
+                        event.level,
+                        concerns,
+                        event.action,
+                        event.notified_at,
+                        now,
+                    ],
+                    |found| found.get(0),
+                )
+            })
+            .await
     }
 
     async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError> {
@@ -398,6 +449,25 @@ impl Store for SqliteStore {
                 .collect::<Result<_, _>>()?,
         ))
     }
+}
+
+/// A message as the writer thread inserts it: owned columns, JSON already encoded.
+#[derive(Debug)]
+struct MessageRow {
+    conversation_id: String,
+    turn_id: String,
+    role: &'static str,
+    content: String,
+    is_validated: bool,
+    is_fallback: bool,
+    contract: String,
+    contract_version: String,
+    provider: Option<String>,
+    model: Option<String>,
+    error: Option<String>,
+    interrupted: Option<&'static str>,
+    created_at: i64,
+    encoded: EncodedMessage,
 }
 
 #[cfg(test)]
