@@ -5,9 +5,13 @@
 #
 #   bench/gateway/run.sh                 # rates 250 500 1000, 15 s each
 #   RATES="1000" DURATION=30 bench/gateway/run.sh
+#   DATA_DIR=/dev/shm bench/gateway/run.sh   # the store on a RAM disk (a fresh directory in it)
+#   PIN=0 bench/gateway/run.sh           # no CPU pinning
 #
-# Writes bench/gateway/results.md (and prints it). Everything runs on this machine: the load
-# generator, the mock and the gateway share its cores, as the figures say.
+# Writes bench/gateway/results.md (and prints it). Everything runs on this machine. With PIN=1
+# (the default on two or more cores) the gateway gets a core of its own (GATEWAY_CPUS, default
+# 1) and the load generator and the mock share the others (LOAD_CPUS, default 0): otherwise
+# their bursts land on the gateway's core and the tail measures the scheduler, not Bridle.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -16,6 +20,9 @@ RATES="${RATES:-250 500 1000}"
 DURATION="${DURATION:-15}"
 CONNECTIONS="${CONNECTIONS:-64}"
 OHA_VERSION="1.14.0"
+PIN="${PIN:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}"
+GATEWAY_CPUS="${GATEWAY_CPUS:-1}"
+LOAD_CPUS="${LOAD_CPUS:-0}"
 TOOLS="$ROOT/target/bench-tools"
 WORK="$(mktemp -d)"
 KEY="bench-key-0123456789abcdef"
@@ -23,9 +30,16 @@ pids=()
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     wait 2>/dev/null || true
-    rm -rf "$WORK"
+    rm -rf "$WORK" "$DATA"
 }
 trap cleanup EXIT
+DATA="${DATA_DIR:-$WORK}/bridle-bench-$$"
+# `on CPUS COMMAND…`: runs COMMAND pinned to CPUS when pinning is on.
+on() {
+    local cpus="$1"
+    shift
+    if [ "$PIN" = 1 ]; then taskset -c "$cpus" "$@"; else "$@"; fi
+}
 
 oha_bin() {
     if command -v oha >/dev/null; then
@@ -58,24 +72,17 @@ url_in() {
     return 1
 }
 
-"$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &
+on "$LOAD_CPUS" "$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &
 pids+=("$!")
 MOCK="$(url_in "$WORK/mock.log")"
 OPENAI_BASE_URL="$MOCK/v1" OPENAI_API_KEY="sk-bench" BRIDLE_USER_KEYS="bench:$KEY" \
     BRIDLE_ADMIN_KEY="bench-admin-key-0123456789" BRIDLE__SERVER__LIMITS__ENABLED=false \
-    RUST_LOG=warn "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$WORK/data" 2>"$WORK/gateway.log" &
+    RUST_LOG=warn on "$GATEWAY_CPUS" "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$DATA" \
+    2>"$WORK/gateway.log" &
 pids+=("$!")
 GATEWAY="$(url_in "$WORK/gateway.log")"
 
-SCHEMA="$ROOT/contracts/selfhelp-response/schema.json"
-# Direct: the mock answers a json_schema request with a valid selfhelp-response reply.
-python3 - "$SCHEMA" >"$WORK/direct.json" <<'EOF'
-import json, sys
-schema = json.load(open(sys.argv[1]))
-print(json.dumps({"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "I keep procrastinating, any tips?"}],
-                  "response_format": {"type": "json_schema", "json_schema": {"name": "selfhelp", "schema": schema}}}))
-EOF
-# Through Bridle: the same question under the built-in contract, named by header.
+# Through Bridle: a question under the built-in contract, named by header.
 echo '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"I keep procrastinating, any tips?"}]}' >"$WORK/named.json"
 
 # One oha run; prints "rps p50_ms p99_ms success_rate".
@@ -85,33 +92,45 @@ run() {
     local args=(-z "${duration}s" -c "$CONNECTIONS" --no-tui --output-format json -m POST
         -H "content-type: application/json" -H "authorization: Bearer $KEY" -D "$body")
     if [ "$rate" != "max" ]; then args+=(-q "$rate" --latency-correction); fi
-    "$OHA" "${args[@]}" "$@" "$url" >"$WORK/oha.json"
+    on "$LOAD_CPUS" "$OHA" "${args[@]}" "$@" "$url" >"$WORK/oha.json"
     python3 - "$WORK/oha.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
 s = r["summary"]; p = r["latencyPercentiles"]
-print(f'{s["requestsPerSec"]:.0f} {p["p50"]*1000:.3f} {p["p99"]*1000:.3f} {s["successRate"]:.4f}')
+print(f'{s["requestsPerSec"]:.0f} {p["p50"]*1000:.3f} {p["p99"]*1000:.3f} {s["successRate"]:.4f} {p["p95"]*1000:.3f} {p["p99.9"]*1000:.3f}')
 EOF
 }
 
 direct="$MOCK/v1/chat/completions"
 through="$GATEWAY/v1/chat/completions"
 echo "warming up" >&2
-run "$direct" "$WORK/direct.json" max 3 >/dev/null
 run "$through" "$WORK/named.json" max 3 -H "x-bridle-contract: selfhelp-response" >/dev/null
+# Direct: exactly the body Bridle sent upstream for that question (its stored request_payload:
+# the contract's instructions as the system message, the user's question), so the mock does
+# the same work either way and the difference is what the gateway adds.
+ADMIN=(-H "authorization: Bearer bench-admin-key-0123456789")
+# (The newest conversations may have been cut off when the warm-up ended: take an older one.)
+conversation=$(curl -sf "${ADMIN[@]}" "$GATEWAY/admin/v1/conversations?offset=100&limit=1" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["items"][0]["id"])')
+curl -sf "${ADMIN[@]}" "$GATEWAY/admin/v1/conversations/$conversation" | python3 -c '
+import json, sys
+detail = json.load(sys.stdin)
+sent = [m["request_payload"] for m in detail["messages"] if m.get("request_payload")]
+print(json.dumps(sent[0]["body"]))' >"$WORK/direct.json"
+run "$direct" "$WORK/direct.json" max 3 >/dev/null
 
 rows=()
 for rate in $RATES; do
     echo "rate $rate/s" >&2
-    read -r d_rps d_p50 d_p99 d_ok < <(run "$direct" "$WORK/direct.json" "$rate" "$DURATION")
-    read -r g_rps g_p50 g_p99 g_ok < <(run "$through" "$WORK/named.json" "$rate" "$DURATION" -H "x-bridle-contract: selfhelp-response")
+    read -r d_rps d_p50 d_p99 d_ok _ _ < <(run "$direct" "$WORK/direct.json" "$rate" "$DURATION")
+    read -r g_rps g_p50 g_p99 g_ok g_p95 g_p999 < <(run "$through" "$WORK/named.json" "$rate" "$DURATION" -H "x-bridle-contract: selfhelp-response")
     add50=$(python3 -c "print(f'{$g_p50-$d_p50:.3f}')")
     add99=$(python3 -c "print(f'{$g_p99-$d_p99:.3f}')")
-    rows+=("| $rate | $d_rps | $d_p50 | $d_p99 | $g_rps | $g_p50 | $g_p99 | **$add50** | **$add99** | $g_ok |")
+    rows+=("| $rate | $d_rps | $d_p50 | $d_p99 | $g_rps | $g_p50 | $g_p95 | $g_p99 | $g_p999 | **$add50** | **$add99** | $g_ok |")
 done
 echo "max throughput" >&2
-read -r d_max _ _ _ < <(run "$direct" "$WORK/direct.json" max "$DURATION")
-read -r g_max g_max50 g_max99 g_maxok < <(run "$through" "$WORK/named.json" max "$DURATION" -H "x-bridle-contract: selfhelp-response")
+read -r d_max _ _ _ _ _ < <(run "$direct" "$WORK/direct.json" max "$DURATION")
+read -r g_max g_max50 g_max99 g_maxok _ _ < <(run "$through" "$WORK/named.json" max "$DURATION" -H "x-bridle-contract: selfhelp-response")
 
 stored=$(curl -s -H "authorization: Bearer bench-admin-key-0123456789" "$GATEWAY/admin/v1/stats" |
     python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("turns", "?"))' 2>/dev/null || echo "?")
@@ -122,15 +141,22 @@ stored=$(curl -s -H "authorization: Bearer bench-admin-key-0123456789" "$GATEWAY
     echo "Measured $(date -u +%Y-%m-%d) by \`bench/gateway/run.sh\` with oha $OHA_VERSION ($CONNECTIONS connections,"
     echo "${DURATION} s per rate, latency corrected for coordinated omission). Machine: $(nproc) cores,"
     echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/Mem:/{print $2}') GiB;"
-    echo "the load generator, \`bridle mock-llm\` and \`bridle serve\` share these cores."
+    if [ "$PIN" = 1 ]; then
+        echo "\`bridle serve\` pinned to CPU $GATEWAY_CPUS; oha and \`bridle mock-llm\` pinned to CPU $LOAD_CPUS."
+    else
+        echo "the load generator, \`bridle mock-llm\` and \`bridle serve\` share these cores (no pinning)."
+    fi
+    echo "Store: SQLite in \`$([ -n "${DATA_DIR:-}" ] && echo "$DATA_DIR" || echo "a temporary directory")\` ($(df -T "$(dirname "$DATA")" | awk 'NR==2{print $2}'))."
     echo
-    echo "Direct: oha → mock-llm (a \`json_schema\` request; the mock answers a valid selfhelp-response)."
+    echo "Direct: oha → mock-llm with the very body Bridle sends upstream for the same question (taken"
+    echo "from a stored \`request_payload\`: the contract's instructions and the question), so the mock's"
+    echo "work is the same both ways."
     echo "Through Bridle: oha → \`bridle serve\` (\`x-bridle-contract: selfhelp-response\`: instructions"
     echo "into the prompt, upstream call to the same mock over HTTP, repair + parse + validate + rules,"
     echo "a conversation, the user message and the attempt stored in SQLite) → mock-llm."
     echo
-    echo "| rate (req/s) | direct rps | direct p50 ms | direct p99 ms | Bridle rps | Bridle p50 ms | Bridle p99 ms | added p50 ms | added p99 ms | Bridle success |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| rate (req/s) | direct rps | direct p50 ms | direct p99 ms | Bridle rps | Bridle p50 ms | Bridle p95 ms | Bridle p99 ms | Bridle p99.9 ms | added p50 ms | added p99 ms | Bridle success |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
     echo
     echo "Max throughput (closed loop, $CONNECTIONS connections): direct $d_max req/s; through Bridle"
