@@ -83,6 +83,46 @@ struct RawConfig {
     server: Option<serde_json::Value>,
     #[serde(default)]
     safety: crate::policy::SafetyConfig,
+    #[serde(default)]
+    retention: RawRetention,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRetention {
+    payload_days: Option<u32>,
+    sweep_every_secs: Option<u64>,
+}
+
+/// How long stored request payloads and raw replies are kept (`[retention]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetentionConfig {
+    /// Payloads and raw replies of attempts older than this many days are purged; `None`:
+    /// kept for ever (the default).
+    pub payload_days: Option<u32>,
+    /// How often the sweep runs.
+    pub sweep_every: Duration,
+}
+
+impl RetentionConfig {
+    fn from_raw(raw: &RawRetention) -> Result<Self, ConfigError> {
+        if raw.payload_days == Some(0) {
+            return Err(ConfigError::Invalid(
+                "[retention] payload_days must be at least 1 (leave it out to keep payloads)"
+                    .into(),
+            ));
+        }
+        let every = raw.sweep_every_secs.unwrap_or(3600);
+        if every == 0 {
+            return Err(ConfigError::Invalid(
+                "[retention] sweep_every_secs must be at least 1".into(),
+            ));
+        }
+        Ok(Self {
+            payload_days: raw.payload_days,
+            sweep_every: Duration::from_secs(every),
+        })
+    }
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -323,6 +363,8 @@ pub struct Config {
     pub server: serde_json::Value,
     /// The safety policy: crisis texts, webhook, SMTP.
     pub safety: crate::policy::SafetyConfig,
+    /// How long payloads and raw replies are kept.
+    pub retention: RetentionConfig,
 }
 
 /// Environment the configuration reads besides `BRIDLE__…` (injected for tests).
@@ -456,9 +498,11 @@ impl Config {
                 "default_model {default_model:?} is not a configured model"
             )));
         }
+        let retention = RetentionConfig::from_raw(&raw.retention)?;
         Ok(Self {
             data_dir,
             store_url,
+            retention,
             contracts_dirs: raw.contracts_dirs,
             default_model,
             retry,
@@ -574,6 +618,23 @@ mod tests {
         assert_eq!(c.default_model, "mock");
         assert_eq!(c.providers["mock"].kind, ProviderKind::Mock);
         assert_eq!(c.retry, RetryPolicy::default());
+    }
+
+    #[test]
+    fn retention_keeps_payloads_unless_told_and_refuses_zero_days() {
+        let kept = Config::from_toml("", &env(&[])).unwrap();
+        assert_eq!(kept.retention.payload_days, None);
+        let purged = Config::from_toml(
+            "[retention]\npayload_days = 30\nsweep_every_secs = 600",
+            &env(&[]),
+        )
+        .unwrap();
+        assert_eq!(purged.retention.payload_days, Some(30));
+        assert_eq!(purged.retention.sweep_every, Duration::from_secs(600));
+        for bad in ["payload_days = 0", "sweep_every_secs = 0", "keep = 1"] {
+            let text = format!("[retention]\n{bad}");
+            assert!(Config::from_toml(&text, &env(&[])).is_err(), "{bad}");
+        }
     }
 
     #[test]

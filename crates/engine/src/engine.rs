@@ -145,6 +145,27 @@ impl Engine {
     }
 
     /// The store.
+    /// Runs the retention sweep (`[retention] payload_days`) every `sweep_every` until the
+    /// returned task is aborted; `None` when payloads are kept for ever. A failed sweep is
+    /// logged and tried again at the next tick.
+    pub fn spawn_retention(&self) -> Option<tokio::task::JoinHandle<()>> {
+        let days = self.config.retention.payload_days?;
+        let every = self.config.retention.sweep_every;
+        let (store, metrics) = (Arc::clone(&self.store), Arc::clone(&self.metrics));
+        Some(tokio::spawn(async move {
+            let mut retention = crate::retention::Retention::new(days);
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                match retention.sweep(store.as_ref(), &metrics).await {
+                    Ok(0) => {}
+                    Ok(purged) => tracing::info!(purged, days, "retention: payloads purged"),
+                    Err(error) => tracing::warn!(%error, "retention sweep failed; next tick"),
+                }
+            }
+        }))
+    }
+
     pub fn store(&self) -> &dyn Store {
         self.store.as_ref()
     }

@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod policy;
 pub mod providers;
 pub mod replay;
+pub mod retention;
 pub mod store;
 mod streamed;
 pub mod turn;

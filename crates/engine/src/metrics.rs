@@ -119,6 +119,7 @@ pub struct EngineMetrics {
     safety: Family<SafetyLabels, Counter>,
     tokens_saved: Family<ContractLabel, Counter>,
     aborted_tokens: Family<ContractLabel, Counter>,
+    purged: Counter,
     /// Output tokens of valid attempts per contract (sum, count): the length an aborted
     /// attempt would probably have reached.
     completed: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,
@@ -194,8 +195,15 @@ impl EngineMetrics {
             "Output tokens streamed before an early abort (estimated from the text, four characters a token)",
             aborted_tokens.clone(),
         );
+        let purged = Counter::default();
+        registry.register(
+            "bridle_retention_purged",
+            "Attempts whose request payload and raw response the retention sweep purged",
+            purged.clone(),
+        );
         Self {
             registry,
+            purged,
             tokens_saved,
             aborted_tokens,
             completed: std::sync::Mutex::default(),
@@ -370,5 +378,10 @@ impl EngineMetrics {
                 action: action.to_owned(),
             })
             .inc();
+    }
+
+    /// Counts attempts purged by the retention sweep.
+    pub fn purged(&self, count: u64) {
+        self.purged.inc_by(count);
     }
 }

@@ -84,6 +84,12 @@ impl Engine {
             .message(message_id)
             .await?
             .ok_or(EngineError::NoMessage(message_id))?;
+        if let Some(when) = message.payload_purged_at {
+            return Err(EngineError::NotReplayable(format!(
+                "the stored request of message {message_id} was purged by the retention policy \
+                 (at {when} ms)"
+            )));
+        }
         let data = message.data;
         let stored = match (&data.role, &data.request_payload) {
             (MessageRole::Assistant, Some(payload)) => payload,

@@ -81,6 +81,8 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
     );
     let limiter = crate::limits::build(&settings.limits)
         .map_err(|e| ServeError::Settings(format!("[server.limits]: {e}")))?;
+    // Dropped (and so stopped) when the server ends.
+    let _retention = engine.spawn_retention().map(AbortOnDrop);
     let state = AppState::new(engine, Arc::new(keys), Arc::new(settings), limiter);
     axum::serve(listener, app(state))
         .with_graceful_shutdown(async {
@@ -92,6 +94,15 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
             address: address.to_string(),
             source,
         })
+}
+
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 fn announce(
@@ -118,6 +129,9 @@ fn announce(
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Some(days) = config.retention.payload_days {
+        eprintln!("  retention: request payloads and raw replies purged after {days} day(s)");
+    }
     match generated {
         Some(keys) => {
             eprintln!(

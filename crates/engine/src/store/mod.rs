@@ -70,6 +70,38 @@ impl StoreError {
     }
 }
 
+/// Which attempts a retention sweep purges: stored at or after `from` and before `before` (Unix
+/// ms), at most `limit` of them. A sweep moves `from` forward (to [`Purged::through`]) so that
+/// it never reads the same stretch of history twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PurgeRange {
+    /// Stored at or after (Unix ms).
+    pub from: i64,
+    /// Stored before (Unix ms).
+    pub before: i64,
+    /// Most attempts purged in one call (one short transaction).
+    pub limit: u32,
+}
+
+/// What one [`Store::purge_payloads`] call purged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Purged {
+    /// Attempts purged.
+    pub count: u64,
+    /// When the newest of them was stored (Unix ms); `None` when none was purged.
+    pub through: Option<i64>,
+}
+
+impl Purged {
+    /// From the `created_at` of each purged attempt.
+    pub(crate) fn of(times: &[i64]) -> Self {
+        Self {
+            count: u64::try_from(times.len()).unwrap_or(u64::MAX),
+            through: times.iter().copied().max(),
+        }
+    }
+}
+
 /// Whether a conversation takes new messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -231,6 +263,9 @@ pub struct Message {
     pub data: NewMessage,
     /// Unix ms.
     pub created_at: i64,
+    /// When retention purged `request_payload` and `raw_response` (Unix ms).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub payload_purged_at: Option<i64>,
 }
 
 /// Which messages a reader may see.
@@ -352,6 +387,11 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Stores one message (a user message, one attempt, a fallback) and returns its id. Also
     /// bumps the conversation's `updated_at`.
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError>;
+
+    /// Retention: drops `request_payload` and `raw_response` of at most `range.limit` attempts
+    /// stored in `range` (oldest first) and marks them purged; the validation outcome (content,
+    /// value, violations, repairs, flags, tokens) stays.
+    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError>;
 
     /// A conversation's messages in insertion order, as `view` may see them.
     async fn messages(&self, conversation_id: &str, view: View)

@@ -9,8 +9,8 @@ use super::rows::{self, EncodedMessage, Field, StoreRow};
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
-    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats,
-    StatsQuery, Store, StoreError, View, now_ms,
+    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, PurgeRange, Purged,
+    SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -43,6 +43,11 @@ const MIGRATIONS: &[Embedded] = &[
         version: 3,
         name: "interrupted",
         sql: include_str!("../../migrations/postgres/0003_interrupted.sql"),
+    },
+    Embedded {
+        version: 4,
+        name: "payload_purged",
+        sql: include_str!("../../migrations/postgres/0004_payload_purged.sql"),
     },
 ];
 
@@ -213,6 +218,23 @@ impl Store for PostgresStore {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
+        let times: Vec<i64> = sqlx::query_scalar(
+            "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
+             payload_purged_at = $1 WHERE id IN (SELECT id FROM messages \
+             WHERE role = 'assistant' AND created_at >= $2 AND created_at < $3 \
+             AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
+             ORDER BY created_at LIMIT $4) RETURNING created_at",
+        )
+        .bind(now_ms())
+        .bind(range.from)
+        .bind(range.before)
+        .bind(i64::from(range.limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Purged::of(&times))
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {

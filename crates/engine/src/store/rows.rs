@@ -148,7 +148,7 @@ macro_rules! select_messages {
             "SELECT id, conversation_id, turn_id, role, content, value, is_validated, ",
             "is_fallback, attempt, contract, contract_version, request_payload, raw_response, ",
             "violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
-            "interrupted, created_at FROM messages ",
+            "interrupted, created_at, payload_purged_at FROM messages ",
             $tail
         )
     };
@@ -209,6 +209,7 @@ pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
         id,
         data,
         created_at: row.int("created_at")?,
+        payload_purged_at: row.opt_int("payload_purged_at")?,
     })
 }
 

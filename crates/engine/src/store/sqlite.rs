@@ -13,8 +13,8 @@ use super::sqlite_writer::Writer;
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
-    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, SafetyEvent, Stats,
-    StatsQuery, Store, StoreError, View, now_ms,
+    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, PurgeRange, Purged,
+    SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -55,6 +55,11 @@ const MIGRATIONS: &[Embedded] = &[
         version: 4,
         name: "interrupted",
         sql: include_str!("../../migrations/sqlite/0004_interrupted.sql"),
+    },
+    Embedded {
+        version: 5,
+        name: "payload_purged",
+        sql: include_str!("../../migrations/sqlite/0005_payload_purged.sql"),
     },
 ];
 
@@ -283,6 +288,28 @@ impl Store for SqliteStore {
             })
             .await?;
         Ok(changed > 0)
+    }
+
+    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
+        let now = now_ms();
+        let times = self
+            .writer
+            .write(move |db| {
+                let mut statement = db.prepare_cached(
+                    "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
+                     payload_purged_at = ? WHERE id IN (SELECT id FROM messages \
+                     WHERE role = 'assistant' AND created_at >= ? AND created_at < ? \
+                     AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
+                     ORDER BY created_at LIMIT ?) RETURNING created_at",
+                )?;
+                let rows = statement
+                    .query_map(params![now, range.from, range.before, range.limit], |row| {
+                        row.get::<_, i64>(0)
+                    })?;
+                rows.collect::<rusqlite::Result<Vec<i64>>>()
+            })
+            .await?;
+        Ok(Purged::of(&times))
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {

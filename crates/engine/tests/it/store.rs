@@ -10,8 +10,8 @@ use bridle_core::{Repair, Violation};
 use bridle_engine::store::{
     self, AttemptsCount, Compliance, ComplianceBucket, Conversation, ConversationFilter,
     ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
-    PageRequest, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError, StreamingStats,
-    TokenUsage, TurnOutcomes, View,
+    PageRequest, PurgeRange, Purged, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError,
+    StreamingStats, TokenUsage, TurnOutcomes, View,
 };
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
@@ -53,6 +53,11 @@ on_both_backends! {
     stats_empty: sqlite_stats_empty, postgres_stats_empty;
     stats_skip_malformed_json: sqlite_stats_skip_malformed_json,
         postgres_stats_skip_malformed_json;
+    retention_purges_payloads_and_keeps_outcomes:
+        sqlite_retention_purges_payloads_and_keeps_outcomes,
+        postgres_retention_purges_payloads_and_keeps_outcomes;
+    retention_sweeps_in_batches: sqlite_retention_sweeps_in_batches,
+        postgres_retention_sweeps_in_batches;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1337,6 +1342,7 @@ async fn open_refuses_unusable_urls() {
 
 const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
+const DAY: i64 = 24 * HOUR;
 /// The start of the seeded data: a day boundary (2023-11-15T00:00Z).
 const T0: i64 = 472_224 * HOUR;
 
@@ -2017,4 +2023,113 @@ async fn stats_skip_malformed_json(h: Harness) {
         let stats = store.stats(&range(None, None, None)).await.unwrap();
         assert_eq!(stats.top_violated_rules, rules(&[("parse", 1)]));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retention
+// ---------------------------------------------------------------------------------------------
+
+async fn retention_purges_payloads_and_keeps_outcomes(h: Harness) {
+    let store = h.store();
+    let conversation = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    let (old_turn, new_turn) = (turn_id(), turn_id());
+    let question = record_at(&h, user_message(&conversation, &old_turn, "hi"), 0).await;
+    let invalid = record_at(&h, invalid_attempt(&conversation, &old_turn, 1, "{"), 1).await;
+    let valid = record_at(&h, valid_attempt(&conversation, &old_turn, 2, "ok"), 2).await;
+    let recent = record_at(&h, valid_attempt(&conversation, &new_turn, 1, "new"), 100).await;
+    let before_purge = store.messages(&conversation.id, View::Admin).await.unwrap();
+
+    let range = |limit| PurgeRange {
+        from: 0,
+        before: T0 + 50 * MINUTE,
+        limit,
+    };
+    // Oldest first, at most `limit` at a time; then nothing is left before the cut.
+    let first = store.purge_payloads(range(1)).await.unwrap();
+    assert_eq!(
+        first,
+        Purged {
+            count: 1,
+            through: Some(T0 + MINUTE)
+        }
+    );
+    let second = store.purge_payloads(range(500)).await.unwrap();
+    assert_eq!(
+        second,
+        Purged {
+            count: 1,
+            through: Some(T0 + 2 * MINUTE)
+        }
+    );
+    assert_eq!(
+        store.purge_payloads(range(500)).await.unwrap(),
+        Purged::default()
+    );
+
+    let after = store.messages(&conversation.id, View::Admin).await.unwrap();
+    for (was, now) in before_purge.iter().zip(&after) {
+        if now.id == invalid || now.id == valid {
+            assert_eq!(now.data.request_payload, None, "message {}", now.id);
+            assert_eq!(now.data.raw_response, None, "message {}", now.id);
+            assert!(now.payload_purged_at.is_some(), "message {}", now.id);
+            // The validation outcome is kept whole.
+            let kept = NewMessage {
+                request_payload: None,
+                raw_response: None,
+                ..was.data.clone()
+            };
+            assert_eq!(now.data, kept, "message {}", now.id);
+        } else {
+            assert!(now.id == question || now.id == recent);
+            assert_eq!(now, was, "message {} is untouched", now.id);
+        }
+    }
+    // Users' history and statistics read the outcome, which stays.
+    let user_view = store.messages(&conversation.id, View::User).await.unwrap();
+    assert_eq!(message_ids(&user_view), vec![question, valid, recent]);
+}
+
+async fn retention_sweeps_in_batches(h: Harness) {
+    let store = h.store();
+    let conversation = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    let count = bridle_engine::retention::BATCH + 20;
+    for n in 0..count {
+        let turn = turn_id();
+        let id = store
+            .record_message(&valid_attempt(&conversation, &turn, 1, "x"))
+            .await
+            .unwrap();
+        h.raw.set_created_at(id, T0 + i64::from(n)).await;
+    }
+    let kept = store
+        .record_message(&valid_attempt(&conversation, &turn_id(), 1, "kept"))
+        .await
+        .unwrap();
+    h.raw.set_created_at(kept, T0 + HOUR).await;
+
+    let contracts = bridle_core::Contracts::builtin().unwrap();
+    let metrics = bridle_engine::metrics::EngineMetrics::new(&contracts);
+    let mut retention = bridle_engine::retention::Retention::new(1);
+    let cut = T0 + MINUTE;
+    let purged = retention.sweep_before(store, &metrics, cut).await.unwrap();
+    assert_eq!(purged, u64::from(count));
+    assert_eq!(
+        retention.sweep_before(store, &metrics, cut).await.unwrap(),
+        0
+    );
+
+    let stored = store.messages(&conversation.id, View::Admin).await.unwrap();
+    let with_payload: Vec<i64> = stored
+        .iter()
+        .filter(|m| m.data.request_payload.is_some())
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(with_payload, vec![kept]);
+    assert_eq!(retention.cutoff(T0 + 2 * DAY), T0 + DAY);
 }

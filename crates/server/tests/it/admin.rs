@@ -2,7 +2,7 @@
 
 use crate::api::{ADA, ADMIN, BOB, Harness};
 use axum::http::StatusCode;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn admin_routes_need_an_admin_key() {
@@ -298,6 +298,68 @@ async fn stats_count_turns_attempts_rules_and_repairs() {
         .call("GET", "/admin/v1/stats?contract=other", Some(ADMIN), None)
         .await;
     assert_eq!(none["turns"], 0);
+}
+
+#[tokio::test]
+async fn attempts_purged_by_retention_keep_their_outcome_and_cannot_be_replayed() {
+    let h = Harness::new().await;
+    let id = h.conversation(ADA).await;
+    h.call(
+        "POST",
+        &format!("/v1/conversations/{id}/messages"),
+        Some(ADA),
+        Some(json!({"content": "Hello"})),
+    )
+    .await;
+    let everything = bridle_engine::store::PurgeRange {
+        from: 0,
+        before: i64::MAX,
+        limit: 100,
+    };
+    let purged = h
+        .state
+        .engine
+        .store()
+        .purge_payloads(everything)
+        .await
+        .unwrap();
+    assert_eq!(purged.count, 1);
+
+    let (_, detail) = h
+        .call(
+            "GET",
+            &format!("/admin/v1/conversations/{id}"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    let attempt = &detail["messages"][1];
+    assert_eq!(attempt["request_payload"], Value::Null, "{attempt}");
+    assert_eq!(attempt["raw_response"], Value::Null, "{attempt}");
+    assert!(attempt["payload_purged_at"].is_i64(), "{attempt}");
+    assert_eq!(
+        attempt["is_validated"], true,
+        "the outcome stays: {attempt}"
+    );
+    assert!(attempt["value"].is_object(), "{attempt}");
+
+    let message = attempt["id"].as_i64().unwrap();
+    let (status, body) = h
+        .call(
+            "POST",
+            &format!("/admin/v1/messages/{message}/replay"),
+            Some(ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("purged by the retention policy"),
+        "{body}"
+    );
 }
 
 #[tokio::test]
