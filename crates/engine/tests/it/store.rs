@@ -1165,8 +1165,8 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 4,
-        _ => 3,
+        "sqlite" => 5,
+        _ => 4,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);
