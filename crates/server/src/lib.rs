@@ -7,6 +7,7 @@ pub mod error;
 mod extract;
 mod handlers;
 pub mod limits;
+pub mod listen;
 pub mod metrics;
 mod routes;
 pub mod serve;

@@ -6,6 +6,8 @@ use crate::metrics;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
+use std::time::Duration;
+use tower_http::timeout::RequestBodyTimeoutLayer;
 
 /// The router over `state`.
 ///
@@ -26,6 +28,7 @@ use axum::routing::{get, post};
 /// | GET | `/admin/v1/stats` | admin | compliance over time, attempts per turn, violated rules, repairs, retry tokens |
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.max_body_bytes;
+    let body_timeout = Duration::from_millis(state.settings.body_timeout_ms);
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/metrics", get(metrics::metrics))
@@ -49,5 +52,7 @@ pub fn app(state: AppState) -> Router {
             metrics::track,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
+        // A body that stops arriving mid-way ends the request (400) instead of holding it.
+        .layer(RequestBodyTimeoutLayer::new(body_timeout))
         .with_state(state)
 }

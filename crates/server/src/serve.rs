@@ -7,6 +7,7 @@ use crate::settings::ServerSettings;
 use crate::{AppState, app};
 use bridle_engine::{Config, Engine, EngineError};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -83,18 +84,22 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
         .map_err(|e| ServeError::Settings(format!("[server.limits]: {e}")))?;
     // Dropped (and so stopped) when the server ends.
     let _retention = engine.spawn_retention().map(AbortOnDrop);
+    let guards = crate::listen::Guards {
+        header_timeout: Duration::from_millis(settings.header_timeout_ms),
+        max_connections: settings.max_connections,
+        drain_timeout: DRAIN_TIMEOUT,
+    };
     let state = AppState::new(engine, Arc::new(keys), Arc::new(settings), limiter);
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-            eprintln!("bridle: shutting down");
-        })
-        .await
-        .map_err(|source| ServeError::Listen {
-            address: address.to_string(),
-            source,
-        })
+    crate::listen::serve(listener, app(state), guards, async {
+        let _ = tokio::signal::ctrl_c().await;
+        eprintln!("bridle: shutting down");
+    })
+    .await;
+    Ok(())
 }
+
+/// Longest wait at shutdown for requests under way (a streamed turn may take a while).
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Aborts a background task when dropped.
 struct AbortOnDrop(tokio::task::JoinHandle<()>);

@@ -1,5 +1,5 @@
 //! [`ServerSettings`]: the `[server]` section of `bridle.toml` (raw serde, `deny_unknown_fields`)
-//! — where to listen and the input limits.
+//! — where to listen, the input limits and the connection guards.
 
 use serde::Deserialize;
 
@@ -26,6 +26,12 @@ pub struct ServerSettings {
     pub sse_keep_alive_ms: u64,
     /// Least milliseconds between two `partial` events of an attempt.
     pub partial_interval_ms: u64,
+    /// Longest time, in milliseconds, a client may take to send a request's headers.
+    pub header_timeout_ms: u64,
+    /// Longest pause, in milliseconds, between two pieces of a request body.
+    pub body_timeout_ms: u64,
+    /// Most connections open at once (more wait in the listen backlog).
+    pub max_connections: usize,
 }
 
 impl Default for ServerSettings {
@@ -37,6 +43,9 @@ impl Default for ServerSettings {
             limits: crate::limits::LimitsConfig::default(),
             sse_keep_alive_ms: 15_000,
             partial_interval_ms: 100,
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 30_000,
+            max_connections: 10_000,
         }
     }
 }
@@ -51,6 +60,15 @@ impl ServerSettings {
         };
         if settings.max_message_chars == 0 || settings.max_body_bytes < 1024 {
             return Err("[server]: max_message_chars must be > 0 and max_body_bytes ≥ 1024".into());
+        }
+        if settings.header_timeout_ms == 0
+            || settings.body_timeout_ms == 0
+            || settings.max_connections == 0
+        {
+            return Err(
+                "[server]: header_timeout_ms, body_timeout_ms and max_connections must be > 0"
+                    .into(),
+            );
         }
         if settings.sse_keep_alive_ms < 10 {
             return Err("[server]: sse_keep_alive_ms must be at least 10".into());

@@ -1,0 +1,134 @@
+//! The connection guards of `listen::serve` over a real loopback socket: clients that send
+//! their headers or body too slowly are cut off while other clients are served, the connection
+//! cap frees its slots, and shutdown stops accepting.
+
+use crate::api::{ADA, Harness};
+use bridle_server::listen::{self, Guards};
+use bridle_server::{ServerSettings, app};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+
+/// A server on a loopback port with short deadlines; dropping `stop` shuts it down.
+struct Running {
+    address: std::net::SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<()>,
+    _harness: Harness,
+}
+
+async fn start(max_connections: usize) -> Running {
+    let mut harness = Harness::new().await;
+    harness.state.settings = Arc::new(ServerSettings {
+        body_timeout_ms: 300,
+        ..(*harness.state.settings).clone()
+    });
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let guards = Guards {
+        header_timeout: Duration::from_millis(300),
+        max_connections,
+        drain_timeout: Duration::from_secs(5),
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(listen::serve(
+        listener,
+        app(harness.state.clone()),
+        guards,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    Running {
+        address,
+        stop: Some(stop),
+        task,
+        _harness: harness,
+    }
+}
+
+async fn healthz(address: std::net::SocketAddr) -> reqwest::StatusCode {
+    reqwest::get(format!("http://{address}/healthz"))
+        .await
+        .unwrap()
+        .status()
+}
+
+/// Reads until the server closes the connection (or 5 s pass); returns what it sent and when
+/// it closed.
+async fn until_closed(stream: &mut TcpStream) -> (String, Duration) {
+    let started = Instant::now();
+    let mut received = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut received));
+    assert!(read.await.is_ok(), "the server kept the connection open");
+    (
+        String::from_utf8_lossy(&received).into_owned(),
+        started.elapsed(),
+    )
+}
+
+#[tokio::test]
+async fn a_client_sending_its_headers_too_slowly_is_cut_off_while_others_are_served() {
+    let server = start(64).await;
+    let mut slow = TcpStream::connect(server.address).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nHost: bridle\r\nX-Slow: a")
+        .await
+        .unwrap();
+    // Others are served meanwhile.
+    assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
+    let (_, after) = until_closed(&mut slow).await;
+    assert!(after < Duration::from_secs(3), "closed after {after:?}");
+}
+
+#[tokio::test]
+async fn a_client_that_sends_nothing_is_cut_off() {
+    let server = start(64).await;
+    let mut idle = TcpStream::connect(server.address).await.unwrap();
+    let (_, after) = until_closed(&mut idle).await;
+    assert!(after < Duration::from_secs(3), "closed after {after:?}");
+}
+
+#[tokio::test]
+async fn a_body_that_stops_arriving_ends_the_request() {
+    let server = start(64).await;
+    let mut slow = TcpStream::connect(server.address).await.unwrap();
+    let head = format!(
+        "POST /v1/conversations HTTP/1.1\r\nHost: bridle\r\nAuthorization: Bearer {ADA}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"contract\""
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let (answer, after) = until_closed(&mut slow).await;
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("\"error\""), "an API error body: {answer}");
+    assert!(after < Duration::from_secs(3), "answered after {after:?}");
+    assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
+}
+
+#[tokio::test]
+async fn connections_past_the_cap_wait_for_a_free_slot() {
+    let server = start(2).await;
+    // Two idle connections take both slots until the header deadline frees them.
+    let _first = TcpStream::connect(server.address).await.unwrap();
+    let _second = TcpStream::connect(server.address).await.unwrap();
+    let started = Instant::now();
+    assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
+    assert!(
+        started.elapsed() >= Duration::from_millis(200),
+        "served at once ({:?}): the cap did not hold",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn shutdown_stops_accepting_and_ends_the_server() {
+    let mut server = start(64).await;
+    assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
+    drop(server.stop.take());
+    tokio::time::timeout(Duration::from_secs(5), &mut server.task)
+        .await
+        .expect("the server ends after the signal")
+        .unwrap();
+    assert!(TcpStream::connect(server.address).await.is_err());
+}
