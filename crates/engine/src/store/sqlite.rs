@@ -148,6 +148,24 @@ impl SqliteStore {
     }
 }
 
+impl SqliteStore {
+    /// Runs `sql` (`UPDATE conversations SET <column> = ?, updated_at = max(updated_at, ?)
+    /// WHERE id = ?`) with `value`; whether conversation `id` exists.
+    async fn update_conversation(
+        &self,
+        sql: &'static str,
+        value: String,
+        id: &str,
+    ) -> Result<bool, StoreError> {
+        let (id, now) = (id.to_owned(), now_ms());
+        let changed = self
+            .writer
+            .write(move |db| db.prepare_cached(sql)?.execute(params![value, now, id]))
+            .await?;
+        Ok(changed > 0)
+    }
+}
+
 /// Whether a `sqlite:` URL names an in-memory database (`sqlite::memory:`, `?mode=memory`).
 fn names_memory_database(url: &str) -> bool {
     let rest = url
@@ -259,35 +277,21 @@ impl Store for SqliteStore {
     }
 
     async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
-        let id = id.to_owned();
-        let now = now_ms();
-        let changed = self
-            .writer
-            .write(move |db| {
-                db.prepare_cached(
-                    "UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) \
-                     WHERE id = ?",
-                )?
-                .execute(params![status.as_str(), now, id])
-            })
-            .await?;
-        Ok(changed > 0)
+        self.update_conversation(
+            "UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?",
+            status.as_str().to_owned(),
+            id,
+        )
+        .await
     }
 
     async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {
-        let (id, state) = (id.to_owned(), rows::to_json(state)?);
-        let now = now_ms();
-        let changed = self
-            .writer
-            .write(move |db| {
-                db.prepare_cached(
-                    "UPDATE conversations SET state = ?, updated_at = max(updated_at, ?) \
-                     WHERE id = ?",
-                )?
-                .execute(params![state, now, id])
-            })
-            .await?;
-        Ok(changed > 0)
+        self.update_conversation(
+            "UPDATE conversations SET state = ?, updated_at = max(updated_at, ?) WHERE id = ?",
+            rows::to_json(state)?,
+            id,
+        )
+        .await
     }
 
     async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
