@@ -40,9 +40,19 @@ pub fn json_out(output: &std::process::Output) -> serde_json::Value {
     })
 }
 
-/// A child process killed when dropped.
+/// A child process killed when dropped, and what it has written to standard error.
 #[derive(Debug)]
-pub struct Running(std::process::Child);
+pub struct Running(
+    std::process::Child,
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+);
+
+impl Running {
+    /// Everything the process has written to standard error so far.
+    pub fn log(&self) -> String {
+        String::from_utf8_lossy(&self.1.lock().unwrap()).into_owned()
+    }
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
@@ -51,8 +61,8 @@ impl Drop for Running {
     }
 }
 
-/// Starts `bridle ARGS` (a server that prints its `http://…` address on its first line of
-/// standard error) and returns it with that URL; its standard error is drained from then on.
+/// Starts `bridle ARGS` (a server that prints its `http://…` address on standard error) and
+/// returns it with that URL; its standard error is kept from then on ([`Running::log`]).
 pub fn spawn_listening(args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> (Running, String) {
     use std::io::{BufRead, BufReader};
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bridle"))
@@ -64,14 +74,28 @@ pub fn spawn_listening(args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> (Run
         .spawn()
         .unwrap();
     let mut reader = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    // Keep draining its standard error so that it never writes into a closed pipe.
-    std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no URL in {line:?}"))
-        .to_owned();
-    (Running(child), url)
+    // The address is on the first line that names one (debug logs may come before it).
+    let mut head = String::new();
+    let url = loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 {
+            panic!("the server ended before printing its address: {head}");
+        }
+        head.push_str(&line);
+        if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
+            break url.to_owned();
+        }
+    };
+    // Keep draining its standard error (kept for `Running::log`) so that it never writes into
+    // a closed pipe.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(head.into_bytes()));
+    let kept = std::sync::Arc::clone(&log);
+    std::thread::spawn(move || {
+        let mut chunk = String::new();
+        while reader.read_line(&mut chunk).is_ok_and(|n| n > 0) {
+            kept.lock().unwrap().extend_from_slice(chunk.as_bytes());
+            chunk.clear();
+        }
+    });
+    (Running(child, log), url)
 }

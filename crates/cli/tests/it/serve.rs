@@ -16,7 +16,7 @@ const ADA: &str = "ada-e2e-key-000000000000";
 
 /// A running `bridle serve` and the directory it keeps its files in.
 struct Gateway {
-    _process: Running,
+    process: Running,
     _dir: tempfile::TempDir,
     url: String,
 }
@@ -38,7 +38,7 @@ fn gateway(envs: &[(&str, &str)]) -> Gateway {
     all.extend_from_slice(envs);
     let (process, url) = spawn_listening(&args, &all);
     Gateway {
-        _process: process,
+        process,
         _dir: dir,
         url,
     }
@@ -130,6 +130,8 @@ async fn serve_on_postgres_behind_an_openai_compatible_upstream() {
         ("OPENAI_BASE_URL", &upstream),
         ("OPENAI_API_KEY", UPSTREAM_KEY),
         ("BRIDLE__STORE_URL", &database.url),
+        // Everything the gateway logs is searched for the key below.
+        ("RUST_LOG", "debug"),
     ]);
     let client = reqwest::Client::new();
     let base = gateway.url.as_str();
@@ -201,7 +203,31 @@ async fn serve_on_postgres_behind_an_openai_compatible_upstream() {
         "{metrics}"
     );
     assert!(!metrics.contains(UPSTREAM_KEY));
+
+    // Nor does anything else the gateway shows: the admin API's views of every conversation
+    // (payloads, raw replies, errors), the replay answer, its debug log.
+    let listed = get_json_as(&client, format!("{base}/admin/v1/conversations?limit=100")).await;
+    for item in listed["items"].as_array().unwrap() {
+        let id = item["id"].as_str().unwrap();
+        let detail = get_json_as(&client, format!("{base}/admin/v1/conversations/{id}")).await;
+        assert!(detail["messages"].as_array().is_some_and(|m| !m.is_empty()));
+        assert!(!detail.to_string().contains(UPSTREAM_KEY), "{detail}");
+    }
+    assert!(!replay.to_string().contains(UPSTREAM_KEY), "{replay}");
+    let log = gateway.process.log();
+    assert!(log.contains("DEBUG"), "the log was at debug level: {log}");
+    assert!(
+        !log.contains(UPSTREAM_KEY),
+        "the upstream key is in the log"
+    );
     pool.close().await;
+}
+
+/// GETs `url` as the admin.
+async fn get_json_as(client: &reqwest::Client, url: String) -> Value {
+    let (status, _, body) = call(client, reqwest::Method::GET, url, ADMIN, None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body
 }
 
 #[tokio::test]
