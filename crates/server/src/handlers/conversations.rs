@@ -47,15 +47,27 @@ fn conversation_json(c: &Conversation) -> Value {
     json!({"id": c.id, "contract": c.contract, "context": c.context, "status": c.status, "created_at": c.created_at, "updated_at": c.updated_at})
 }
 
-/// The conversation, if the caller may use it (owners; admins read any). Others get 404, so
-/// ids of other users' conversations are not confirmed.
-async fn owned(state: &AppState, caller: &Caller, id: &str) -> Result<Conversation, ApiError> {
+/// The conversation, if the caller may read it: its user, or an admin. Other users get 404,
+/// so ids of other users' conversations are not confirmed.
+async fn readable(state: &AppState, caller: &Caller, id: &str) -> Result<Conversation, ApiError> {
     match state.engine.store().conversation(id).await? {
         Some(c) if c.user_id == caller.user_id || caller.role == Role::Admin => Ok(c),
         _ => Err(ApiError::NotFound(format!(
             "conversation {id} does not exist"
         ))),
     }
+}
+
+/// The conversation, if the caller may write to it: only its user. An admin reads every
+/// conversation but never speaks in a user's name (403), so the audit trail stays the user's.
+async fn writable(state: &AppState, caller: &Caller, id: &str) -> Result<Conversation, ApiError> {
+    let conversation = readable(state, caller, id).await?;
+    if conversation.user_id != caller.user_id {
+        return Err(ApiError::Forbidden(
+            "only the conversation's user can send messages to it".into(),
+        ));
+    }
+    Ok(conversation)
 }
 
 pub async fn create(
@@ -111,7 +123,7 @@ pub async fn send(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<SendBody>,
 ) -> Result<Response, ApiError> {
-    let conversation = owned(&state, &caller, &id).await?;
+    let conversation = writable(&state, &caller, &id).await?;
     if conversation.status == ConversationStatus::Blocked {
         let language = conversation.context.get("language").and_then(Value::as_str);
         return Err(ApiError::Blocked(
@@ -164,7 +176,7 @@ pub async fn history(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let conversation = owned(&state, &caller, &id).await?;
+    let conversation = readable(&state, &caller, &id).await?;
     let messages = state
         .engine
         .store()

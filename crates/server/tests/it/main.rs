@@ -4,6 +4,7 @@
 
 mod admin;
 mod api;
+mod authz;
 mod guards;
 mod limits;
 mod metrics;
