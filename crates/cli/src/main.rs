@@ -7,6 +7,7 @@
 mod cmd_check;
 mod cmd_contracts;
 mod cmd_eval;
+mod cmd_keys;
 mod cmd_mock;
 mod cmd_prompt;
 mod cmd_repair;
@@ -58,6 +59,8 @@ enum Command {
     /// Run the mock LLM as an OpenAI/Anthropic-compatible HTTP server.
     #[command(name = "mock-llm")]
     MockLlm(cmd_mock::MockArgs),
+    /// List, add and revoke API keys (a running server reloads them).
+    Keys(cmd_keys::KeysArgs),
     /// Print the <llmQuery> XML document for a message and its topic context.
     #[command(name = "xml-query")]
     XmlQuery(cmd_xml_query::XmlQueryArgs),
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
         Command::Contracts(args) => cmd_contracts::run(&cli.contracts, args),
         Command::Eval(args) => cmd_eval::run(&cli.contracts, args),
         Command::MockLlm(args) => cmd_mock::run(&cli.contracts, args),
+        Command::Keys(args) => cmd_keys::run(args),
         Command::XmlQuery(args) => cmd_xml_query::run(&cli.contracts, args),
     };
     match result {

@@ -55,6 +55,22 @@ pub struct StoredKey {
     pub sha256: String,
 }
 
+impl StoredKey {
+    /// The stored form of `key`.
+    pub fn new(role: Role, user_id: &str, key: &str) -> Self {
+        Self {
+            role,
+            user_id: user_id.to_owned(),
+            sha256: hash(key),
+        }
+    }
+
+    /// A short public name of the key: the first 12 hex digits of its hash.
+    pub fn id(&self) -> &str {
+        self.sha256.get(..12).unwrap_or(&self.sha256)
+    }
+}
+
 /// Keys generated on first start, shown once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratedKeys {
@@ -112,6 +128,29 @@ impl Keys {
         user_keys: Option<&str>,
         file: &Path,
     ) -> Result<(Self, Option<GeneratedKeys>), KeyError> {
+        let mut keys = Self::from_sources(admin_key, user_keys, file)?;
+        if !keys.by_hash.is_empty() {
+            return Ok((keys, None));
+        }
+        let generated = GeneratedKeys {
+            admin: generate_key(),
+            user: generate_key(),
+        };
+        let entries = vec![
+            StoredKey::new(Role::Admin, "admin", &generated.admin),
+            StoredKey::new(Role::User, "demo", &generated.user),
+        ];
+        write_file(file, &entries)?;
+        keys.insert_stored(&entries);
+        Ok((keys, Some(generated)))
+    }
+
+    /// Keys from the environment values and the key file, generating nothing (a reload).
+    pub fn from_sources(
+        admin_key: Option<&str>,
+        user_keys: Option<&str>,
+        file: &Path,
+    ) -> Result<Self, KeyError> {
         let mut keys = Self::default();
         if let Some(key) = admin_key.map(str::trim).filter(|k| !k.is_empty()) {
             keys.add_key(key, Role::Admin, "admin")?;
@@ -132,9 +171,13 @@ impl Keys {
             };
             keys.add_key(key.trim(), Role::User, user.trim())?;
         }
-        let stored = read_file(file)?;
-        for entry in &stored {
-            keys.by_hash.insert(
+        keys.insert_stored(&read_file(file)?);
+        Ok(keys)
+    }
+
+    fn insert_stored(&mut self, entries: &[StoredKey]) {
+        for entry in entries {
+            self.by_hash.insert(
                 entry.sha256.clone(),
                 Caller {
                     user_id: entry.user_id.clone(),
@@ -142,36 +185,6 @@ impl Keys {
                 },
             );
         }
-        if !keys.by_hash.is_empty() {
-            return Ok((keys, None));
-        }
-        let generated = GeneratedKeys {
-            admin: generate_key(),
-            user: generate_key(),
-        };
-        let entries = vec![
-            StoredKey {
-                role: Role::Admin,
-                user_id: "admin".into(),
-                sha256: hash(&generated.admin),
-            },
-            StoredKey {
-                role: Role::User,
-                user_id: "demo".into(),
-                sha256: hash(&generated.user),
-            },
-        ];
-        write_file(file, &entries)?;
-        for entry in entries {
-            keys.by_hash.insert(
-                entry.sha256,
-                Caller {
-                    user_id: entry.user_id,
-                    role: entry.role,
-                },
-            );
-        }
-        Ok((keys, Some(generated)))
     }
 
     /// Adds a key (for configuration and tests).
@@ -225,7 +238,8 @@ impl Keys {
     }
 }
 
-fn read_file(file: &Path) -> Result<Vec<StoredKey>, KeyError> {
+/// The entries of a key file (none when it does not exist).
+pub fn read_file(file: &Path) -> Result<Vec<StoredKey>, KeyError> {
     let error = |message: String| KeyError::File {
         path: file.display().to_string(),
         message,
@@ -237,7 +251,9 @@ fn read_file(file: &Path) -> Result<Vec<StoredKey>, KeyError> {
     }
 }
 
-fn write_file(file: &Path, entries: &[StoredKey]) -> Result<(), KeyError> {
+/// Writes a key file whole: to a temporary file beside it, then renamed over it, so a server
+/// reloading it never reads half a file.
+pub fn write_file(file: &Path, entries: &[StoredKey]) -> Result<(), KeyError> {
     let error = |message: String| KeyError::File {
         path: file.display().to_string(),
         message,
@@ -246,14 +262,17 @@ fn write_file(file: &Path, entries: &[StoredKey]) -> Result<(), KeyError> {
         std::fs::create_dir_all(dir).map_err(|e| error(e.to_string()))?;
     }
     let text = serde_json::to_string_pretty(entries).map_err(|e| error(e.to_string()))?;
-    std::fs::write(file, text).map_err(|e| error(e.to_string()))?;
+    let mut staged = file.as_os_str().to_owned();
+    staged.push(".tmp");
+    let staged = std::path::PathBuf::from(staged);
+    std::fs::write(&staged, text).map_err(|e| error(e.to_string()))?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))
             .map_err(|e| error(e.to_string()))?;
     }
-    Ok(())
+    std::fs::rename(&staged, file).map_err(|e| error(e.to_string()))
 }
 
 #[cfg(test)]

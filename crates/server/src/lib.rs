@@ -6,6 +6,7 @@ pub mod auth;
 pub mod error;
 mod extract;
 mod handlers;
+pub mod keyring;
 pub mod limits;
 pub mod listen;
 pub mod metrics;
@@ -15,6 +16,7 @@ pub mod settings;
 
 pub use auth::{Caller, Keys, Role};
 pub use error::ApiError;
+pub use keyring::KeyRing;
 pub use routes::app;
 pub use settings::ServerSettings;
 
@@ -26,8 +28,8 @@ use std::sync::Arc;
 pub struct AppState {
     /// Contracts, store, providers; runs turns.
     pub engine: Engine,
-    /// Accepted API keys.
-    pub keys: Arc<Keys>,
+    /// Accepted API keys (reloaded when the key file changes).
+    pub keys: Arc<KeyRing>,
     /// Limits and listening address.
     pub settings: Arc<ServerSettings>,
     /// Per-user rate limits (in process, or shared through Redis).
@@ -40,7 +42,7 @@ impl AppState {
     /// The state over `engine` with `keys`, `settings` and `limiter`, and fresh HTTP metrics.
     pub fn new(
         engine: Engine,
-        keys: Arc<Keys>,
+        keys: Arc<KeyRing>,
         settings: Arc<ServerSettings>,
         limiter: Arc<dyn limits::Limiter>,
     ) -> Self {

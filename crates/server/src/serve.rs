@@ -3,6 +3,7 @@
 //! serve until Ctrl-C.
 
 use crate::auth::{GeneratedKeys, KeyError, Keys};
+use crate::keyring::{KeyRing, KeySource};
 use crate::settings::ServerSettings;
 use crate::{AppState, app};
 use bridle_engine::{Config, Engine, EngineError};
@@ -56,7 +57,10 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
     if let Some(bind) = bind {
         settings.bind = bind;
     }
-    let key_file = config.data_dir.join("api-keys.json");
+    let key_file = settings
+        .key_file
+        .clone()
+        .unwrap_or_else(|| config.data_dir.join("api-keys.json"));
     let engine = Engine::open(config).await?;
     let (keys, generated) = Keys::load(
         env.admin_key.as_deref(),
@@ -82,14 +86,25 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
     );
     let limiter = crate::limits::build(&settings.limits)
         .map_err(|e| ServeError::Settings(format!("[server.limits]: {e}")))?;
+    let keys = Arc::new(KeyRing::new(
+        keys,
+        KeySource {
+            admin_key: env.admin_key,
+            user_keys: env.user_keys,
+            file: key_file,
+        },
+    ));
     // Dropped (and so stopped) when the server ends.
     let _retention = engine.spawn_retention().map(AbortOnDrop);
+    let _key_watcher = keys
+        .spawn_watcher(Duration::from_millis(settings.key_reload_ms))
+        .map(AbortOnDrop);
     let guards = crate::listen::Guards {
         header_timeout: Duration::from_millis(settings.header_timeout_ms),
         max_connections: settings.max_connections,
         drain_timeout: DRAIN_TIMEOUT,
     };
-    let state = AppState::new(engine, Arc::new(keys), Arc::new(settings), limiter);
+    let state = AppState::new(engine, keys, Arc::new(settings), limiter);
     crate::listen::serve(listener, app(state), guards, async {
         let _ = tokio::signal::ctrl_c().await;
         eprintln!("bridle: shutting down");

@@ -32,6 +32,12 @@ pub struct ServerSettings {
     pub body_timeout_ms: u64,
     /// Most connections open at once (more wait in the listen backlog).
     pub max_connections: usize,
+    /// The key file (hashes of API keys); default `api-keys.json` in the data dir. Several
+    /// instances can share one file; each reloads it when it changes.
+    pub key_file: Option<std::path::PathBuf>,
+    /// How often, in milliseconds, the key file is checked for changes (key rotation without
+    /// restart; `SIGHUP` reloads at once).
+    pub key_reload_ms: u64,
 }
 
 impl Default for ServerSettings {
@@ -46,6 +52,8 @@ impl Default for ServerSettings {
             header_timeout_ms: 10_000,
             body_timeout_ms: 30_000,
             max_connections: 10_000,
+            key_file: None,
+            key_reload_ms: 2_000,
         }
     }
 }
@@ -64,9 +72,10 @@ impl ServerSettings {
         if settings.header_timeout_ms == 0
             || settings.body_timeout_ms == 0
             || settings.max_connections == 0
+            || settings.key_reload_ms == 0
         {
             return Err(
-                "[server]: header_timeout_ms, body_timeout_ms and max_connections must be > 0"
+                "[server]: header_timeout_ms, body_timeout_ms, max_connections and key_reload_ms must be > 0"
                     .into(),
             );
         }

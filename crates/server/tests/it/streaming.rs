@@ -46,7 +46,7 @@ impl Live {
         settings.limits.enabled = false;
         tune(&mut settings);
         let limiter = bridle_server::limits::build(&settings.limits).unwrap();
-        let state = AppState::new(engine, Arc::new(keys), Arc::new(settings), limiter);
+        let state = AppState::new(engine, Arc::new(keys.into()), Arc::new(settings), limiter);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let router = app(state.clone());

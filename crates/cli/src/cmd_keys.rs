@@ -1,0 +1,113 @@
+//! `bridle keys`: list, add and revoke the API keys of the key file while the server runs.
+//! A running `bridle serve` notices the changed file and puts it in force without a restart,
+//! so rotating a key is `keys add` for the same user, handing out the new key, then
+//! `keys revoke` of the old one.
+
+use crate::Outcome;
+use anyhow::{Context as _, Result, bail};
+use bridle_engine::Config;
+use bridle_server::ServerSettings;
+use bridle_server::auth::{self, Role, StoredKey};
+use clap::{Args, Subcommand};
+use std::path::PathBuf;
+
+#[derive(Debug, Args)]
+pub struct KeysArgs {
+    /// The server's data dir (its key file is `api-keys.json` there).
+    #[arg(long, value_name = "DIR", env = "BRIDLE_DATA_DIR", global = true)]
+    data_dir: Option<PathBuf>,
+    /// The server's bridle.toml (for `[server] key_file`).
+    #[arg(long, value_name = "FILE", env = "BRIDLE_CONFIG", global = true)]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    action: KeysAction,
+}
+
+#[derive(Debug, Subcommand)]
+enum KeysAction {
+    /// List the keys: id (start of the key's hash), role, user.
+    List,
+    /// Make a new key, store its hash and print the key (shown only this once).
+    Add {
+        /// The user the key acts for (`admin` for admin keys).
+        #[arg(long)]
+        user: String,
+        /// Make an admin key.
+        #[arg(long)]
+        admin: bool,
+    },
+    /// Revoke keys: by id (at least 6 hex digits of the hash, as `list` shows) or all of a user's.
+    Revoke {
+        /// The key's id.
+        #[arg(required_unless_present = "user", conflicts_with = "user")]
+        id: Option<String>,
+        /// Revoke every key of this user.
+        #[arg(long)]
+        user: Option<String>,
+    },
+}
+
+pub fn run(args: KeysArgs) -> Result<Outcome> {
+    let config = Config::load(args.config.as_deref(), args.data_dir.as_deref())?;
+    let settings = ServerSettings::from_value(&config.server).map_err(anyhow::Error::msg)?;
+    let file = settings
+        .key_file
+        .unwrap_or_else(|| config.data_dir.join("api-keys.json"));
+    let mut entries = auth::read_file(&file)?;
+    match args.action {
+        KeysAction::List => {
+            println!("{:<12}  {:<5}  user", "id", "role");
+            for entry in &entries {
+                let role = match entry.role {
+                    Role::Admin => "admin",
+                    Role::User => "user",
+                };
+                println!("{:<12}  {role:<5}  {}", entry.id(), entry.user_id);
+            }
+            eprintln!("{} key(s) in {}", entries.len(), file.display());
+        }
+        KeysAction::Add { user, admin } => {
+            let user = user.trim();
+            if user.is_empty() {
+                bail!("--user must not be empty");
+            }
+            let key = auth::generate_key();
+            let role = if admin { Role::Admin } else { Role::User };
+            let entry = StoredKey::new(role, user, &key);
+            let id = entry.id().to_owned();
+            entries.push(entry);
+            auth::write_file(&file, &entries)?;
+            println!("{key}");
+            eprintln!(
+                "added key {id} for {user} to {} (shown only now; a running server takes it within seconds)",
+                file.display()
+            );
+        }
+        KeysAction::Revoke { id, user } => {
+            let before = entries.len();
+            match (&id, &user) {
+                (Some(id), _) => {
+                    let id = id.trim().to_ascii_lowercase();
+                    if id.len() < 6 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                        bail!("a key id is at least 6 hex digits, as `bridle keys list` shows");
+                    }
+                    let matching = entries.iter().filter(|e| e.sha256.starts_with(&id)).count();
+                    if matching > 1 {
+                        bail!("{matching} keys start with {id}; give more digits");
+                    }
+                    entries.retain(|e| !e.sha256.starts_with(&id));
+                }
+                (None, Some(user)) => entries.retain(|e| e.user_id != *user),
+                (None, None) => bail!("name a key id or --user"),
+            }
+            let revoked = before - entries.len();
+            if revoked == 0 {
+                bail!("no key matched in {}", file.display());
+            }
+            auth::write_file(&file, &entries)
+                .with_context(|| format!("writing {}", file.display()))?;
+            eprintln!("revoked {revoked} key(s); {} left", entries.len());
+        }
+    }
+    Ok(Outcome::Met)
+}
