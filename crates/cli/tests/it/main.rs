@@ -4,7 +4,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod check;
+mod crash;
 mod eval;
+mod keys;
 mod mock_llm;
 mod openai_sdk;
 mod other;

@@ -1,0 +1,184 @@
+//! `kill -9` of `bridle serve` under load, then a restart on the same store (SQLite in WAL
+//! mode, and PostgreSQL): every reply a client received has its user message and all its
+//! attempt rows, numbered 1..n and ending in the message the client got; no turn in the store
+//! is torn (gaps in attempt numbers, an attempt without its user message, a final message
+//! without its attempts).
+
+use crate::{Running, spawn_listening};
+use bridle_testkit::TestDatabase;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const ADMIN: &str = "admin-crash-key-000000000";
+const ADA: &str = "ada-crash-key-00000000000";
+const CLIENTS: usize = 8;
+
+fn start(dir: &std::path::Path, store_url: Option<&str>) -> (Running, String) {
+    let mut envs = vec![
+        ("BRIDLE_ADMIN_KEY", ADMIN),
+        ("BRIDLE_USER_KEYS", "ada:ada-crash-key-00000000000"),
+        ("BRIDLE__SERVER__LIMITS__ENABLED", "false"),
+        ("BRIDLE__RETRY__DELAY_MS", "0"),
+        // Some first replies break the contract, so turns have several attempts.
+        ("BRIDLE__PROVIDERS__MOCK__KIND", "mock"),
+        ("BRIDLE__PROVIDERS__MOCK__FAULT_RATE", "0.3"),
+    ];
+    if let Some(url) = store_url {
+        envs.push(("BRIDLE__STORE_URL", url));
+    }
+    spawn_listening(
+        &[
+            OsStr::new("serve"),
+            OsStr::new("--bind"),
+            OsStr::new("127.0.0.1:0"),
+            OsStr::new("--data-dir"),
+            dir.as_os_str(),
+        ],
+        &envs,
+    )
+}
+
+/// A reply a client received: conversation, turn, message id, attempts.
+#[derive(Debug, Clone)]
+struct Received {
+    conversation: String,
+    turn: String,
+    message: i64,
+    attempts: u64,
+    value: Value,
+}
+
+async fn load_then_kill(url: &str, server: Running) -> Vec<Received> {
+    let client = reqwest::Client::new();
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let mut clients = Vec::new();
+    for i in 0..CLIENTS {
+        let created: Value = client
+            .post(format!("{url}/v1/conversations"))
+            .bearer_auth(ADA)
+            .json(&json!({"contract": "selfhelp-response"}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let conversation = created["id"].as_str().unwrap().to_owned();
+        let (client, url, received) = (client.clone(), url.to_owned(), Arc::clone(&received));
+        clients.push(tokio::spawn(async move {
+            for n in 0.. {
+                let sent = client
+                    .post(format!("{url}/v1/conversations/{conversation}/messages"))
+                    .bearer_auth(ADA)
+                    .json(&json!({"content": format!("client {i} message {n}")}))
+                    .send()
+                    .await;
+                // The server is gone: this client is done.
+                let Ok(response) = sent else { break };
+                if !response.status().is_success() {
+                    continue;
+                }
+                let Ok(body) = response.json::<Value>().await else {
+                    break;
+                };
+                received.lock().unwrap().push(Received {
+                    conversation: conversation.clone(),
+                    turn: body["turn_id"].as_str().unwrap().to_owned(),
+                    message: body["message_id"].as_i64().unwrap(),
+                    attempts: body["attempts"].as_u64().unwrap(),
+                    value: body["value"].clone(),
+                });
+            }
+        }));
+    }
+    // Load until a good number of replies went out, then SIGKILL in the middle of it.
+    for _ in 0..400 {
+        if received.lock().unwrap().len() >= 60 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    drop(server);
+    for c in clients {
+        c.await.unwrap();
+    }
+    let received = received.lock().unwrap().clone();
+    assert!(received.len() >= 20, "too little load: {}", received.len());
+    assert!(
+        received.iter().any(|r| r.attempts > 1),
+        "some turns needed a retry (the mock's faults are on)"
+    );
+    received
+}
+
+async fn check_after_restart(url: &str, received: &[Received]) {
+    let client = reqwest::Client::new();
+    let mut by_conversation: BTreeMap<&str, Vec<&Received>> = BTreeMap::new();
+    for r in received {
+        by_conversation.entry(&r.conversation).or_default().push(r);
+    }
+    for (conversation, replies) in by_conversation {
+        let detail: Value = client
+            .get(format!("{url}/admin/v1/conversations/{conversation}"))
+            .bearer_auth(ADMIN)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let messages = detail["messages"].as_array().expect("messages");
+        let mut turns: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+        for m in messages {
+            turns
+                .entry(m["turn_id"].as_str().unwrap())
+                .or_default()
+                .push(m);
+        }
+        // Every turn in the store is whole as far as it went: its user message first, then
+        // attempts 1, 2, … without a gap, at most one of them validated and only the last.
+        for (turn, rows) in &turns {
+            assert_eq!(rows[0]["role"], "user", "turn {turn} starts with the user");
+            for (k, row) in rows[1..].iter().enumerate() {
+                assert_eq!(row["role"], "assistant");
+                assert_eq!(row["attempt"], k as u64 + 1, "turn {turn}: {row}");
+                assert!(row["request_payload"].is_object(), "turn {turn}: {row}");
+                if row["is_validated"] == true {
+                    assert_eq!(k + 2, rows.len(), "turn {turn}: rows after the final one");
+                }
+            }
+        }
+        for reply in replies {
+            let rows = turns
+                .get(reply.turn.as_str())
+                .unwrap_or_else(|| panic!("turn {} of a received reply is lost", reply.turn));
+            let attempts = &rows[1..];
+            assert_eq!(attempts.len() as u64, reply.attempts, "turn {}", reply.turn);
+            let last = attempts.last().unwrap();
+            assert_eq!(last["id"], reply.message);
+            assert_eq!(last["value"], reply.value);
+        }
+    }
+}
+
+async fn crash_and_recover(store_url: Option<&str>) {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, url) = start(dir.path(), store_url);
+    let received = load_then_kill(&url, server).await;
+    let (_again, url) = start(dir.path(), store_url);
+    check_after_restart(&url, &received).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_gateway_on_sqlite_loses_no_reply_it_gave() {
+    crash_and_recover(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_gateway_on_postgres_loses_no_reply_it_gave() {
+    let database = TestDatabase::create().await;
+    crash_and_recover(Some(&database.url)).await;
+}
