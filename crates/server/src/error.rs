@@ -48,10 +48,17 @@ pub enum ApiError {
     /// The upstream model failed in a way retrying cannot fix, or no valid reply came back.
     #[error("{0}")]
     Upstream(String),
+    /// The store is out of reach or cannot write for now (database down or restarting, disk
+    /// full or read-only): 503 with `Retry-After`; what was stored before stays whole.
+    #[error("{0}")]
+    Unavailable(String),
     /// Something on our side failed (storage, …).
     #[error("{0}")]
     Internal(String),
 }
+
+/// What a client is told to wait before retrying after a 503.
+const UNAVAILABLE_RETRY_AFTER_SECS: u64 = 2;
 
 impl ApiError {
     /// Status, OpenAI error `type`, and `code`.
@@ -91,6 +98,11 @@ impl ApiError {
                 "rate_limited",
             ),
             Self::Upstream(_) => (StatusCode::BAD_GATEWAY, "upstream_error", "upstream_failed"),
+            Self::Unavailable(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_error",
+                "store_unavailable",
+            ),
             Self::Internal(_) => (
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "server_error",
@@ -116,11 +128,17 @@ impl IntoResponse for ApiError {
         let body =
             Json(json!({"error": {"message": self.to_string(), "type": kind, "code": code}}));
         let mut response = (status, body).into_response();
-        if let Self::RateLimited { retry_after, .. } = &self {
-            let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
-            if let Ok(value) = HeaderValue::from_str(&seconds.max(1).to_string()) {
-                response.headers_mut().insert(header::RETRY_AFTER, value);
+        let retry_after = match &self {
+            Self::RateLimited { retry_after, .. } => {
+                Some(retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0))
             }
+            Self::Unavailable(_) => Some(UNAVAILABLE_RETRY_AFTER_SECS),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after
+            && let Ok(value) = HeaderValue::from_str(&seconds.max(1).to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
         }
         response
     }
@@ -138,9 +156,7 @@ impl From<EngineError> for ApiError {
             | EngineError::BadContext(_)
             | EngineError::BadMessage(_) => Self::BadRequest(error.to_string()),
             EngineError::Blocked(_) => Self::Unprocessable(error.to_string()),
-            EngineError::Turn(TurnError::Store(e)) | EngineError::Store(e) => {
-                Self::Internal(format!("storage failed: {e}"))
-            }
+            EngineError::Turn(TurnError::Store(e)) | EngineError::Store(e) => Self::from(e),
             EngineError::Turn(e) => Self::Upstream(e.to_string()),
             EngineError::Provider(e) => Self::Internal(format!("provider setup failed: {e}")),
             EngineError::Safety(e) => Self::Internal(format!("safety policy setup failed: {e}")),
@@ -150,7 +166,13 @@ impl From<EngineError> for ApiError {
 
 impl From<bridle_engine::store::StoreError> for ApiError {
     fn from(error: bridle_engine::store::StoreError) -> Self {
-        Self::Internal(format!("storage failed: {error}"))
+        if error.is_unavailable() {
+            Self::Unavailable(format!(
+                "the store is unavailable, try again shortly: {error}"
+            ))
+        } else {
+            Self::Internal(format!("storage failed: {error}"))
+        }
     }
 }
 

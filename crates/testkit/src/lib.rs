@@ -4,7 +4,11 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod proxy;
+
+pub use proxy::TcpProxy;
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
+use std::net::SocketAddr;
 
 /// The administrative database URL tests connect to first.
 pub const DEFAULT_POSTGRES_URL: &str = "postgres://postgres@127.0.0.1:5432/test";
@@ -76,6 +80,36 @@ impl Drop for TestDatabase {
 }
 
 /// `url` with its database replaced by `database` (query parameters kept).
+/// `url` with its host and port replaced by `address` (user, database and query kept).
+pub fn with_address(url: &str, address: SocketAddr) -> String {
+    let authority = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[authority..];
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let host_start = rest[..end].rfind('@').map_or(0, |i| i + 1);
+    format!(
+        "{}{}{address}{}",
+        &url[..authority],
+        &rest[..host_start],
+        &rest[end..]
+    )
+}
+
+/// The `host:port` a PostgreSQL URL names (port 5432 when it names none).
+pub fn server_address(url: &str) -> SocketAddr {
+    use std::net::ToSocketAddrs;
+    let authority = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[authority..];
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let host = &rest[..end];
+    let host = host.rfind('@').map_or(host, |i| &host[i + 1..]);
+    let host = if host.contains(':') {
+        host.to_owned()
+    } else {
+        format!("{host}:5432")
+    };
+    host.to_socket_addrs().unwrap().next().unwrap()
+}
+
 fn with_database(url: &str, database: &str) -> String {
     let (base, query) = url
         .split_once('?')
@@ -92,7 +126,24 @@ fn with_database(url: &str, database: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::with_database;
+    use super::{SocketAddr, server_address, with_address, with_database};
+
+    #[test]
+    fn with_address_replaces_only_host_and_port() {
+        let to: SocketAddr = "127.0.0.1:6000".parse().unwrap();
+        assert_eq!(
+            with_address("postgres://postgres@127.0.0.1:5432/x?a=b", to),
+            "postgres://postgres@127.0.0.1:6000/x?a=b"
+        );
+        assert_eq!(
+            with_address("postgres://h/x", to),
+            "postgres://127.0.0.1:6000/x"
+        );
+        assert_eq!(
+            server_address("postgres://u:p@127.0.0.1/x"),
+            "127.0.0.1:5432".parse::<SocketAddr>().unwrap()
+        );
+    }
 
     #[test]
     fn with_database_replaces_only_the_database() {

@@ -43,12 +43,25 @@ fn start(dir: &std::path::Path, store_url: Option<&str>) -> (Running, String) {
 
 /// A reply a client received: conversation, turn, message id, attempts.
 #[derive(Debug, Clone)]
-struct Received {
-    conversation: String,
-    turn: String,
-    message: i64,
-    attempts: u64,
-    value: Value,
+pub struct Received {
+    pub conversation: String,
+    pub turn: String,
+    pub message: i64,
+    pub attempts: u64,
+    pub value: Value,
+}
+
+impl Received {
+    /// The reply to a message sent to `conversation`, from the native API's answer.
+    pub fn from_reply(conversation: &str, body: &Value) -> Self {
+        Self {
+            conversation: conversation.to_owned(),
+            turn: body["turn_id"].as_str().unwrap().to_owned(),
+            message: body["message_id"].as_i64().unwrap(),
+            attempts: body["attempts"].as_u64().unwrap(),
+            value: body["value"].clone(),
+        }
+    }
 }
 
 async fn load_then_kill(url: &str, server: Running) -> Vec<Received> {
@@ -84,13 +97,10 @@ async fn load_then_kill(url: &str, server: Running) -> Vec<Received> {
                 let Ok(body) = response.json::<Value>().await else {
                     break;
                 };
-                received.lock().unwrap().push(Received {
-                    conversation: conversation.clone(),
-                    turn: body["turn_id"].as_str().unwrap().to_owned(),
-                    message: body["message_id"].as_i64().unwrap(),
-                    attempts: body["attempts"].as_u64().unwrap(),
-                    value: body["value"].clone(),
-                });
+                received
+                    .lock()
+                    .unwrap()
+                    .push(Received::from_reply(&conversation, &body));
             }
         }));
     }
@@ -114,7 +124,9 @@ async fn load_then_kill(url: &str, server: Running) -> Vec<Received> {
     received
 }
 
-async fn check_after_restart(url: &str, received: &[Received]) {
+/// Reads every conversation a reply of `received` belongs to through the admin API (as
+/// `admin`) and checks that each turn stored is whole and each received reply is there.
+pub async fn check_turns(url: &str, admin: &str, received: &[Received]) {
     let client = reqwest::Client::new();
     let mut by_conversation: BTreeMap<&str, Vec<&Received>> = BTreeMap::new();
     for r in received {
@@ -123,7 +135,7 @@ async fn check_after_restart(url: &str, received: &[Received]) {
     for (conversation, replies) in by_conversation {
         let detail: Value = client
             .get(format!("{url}/admin/v1/conversations/{conversation}"))
-            .bearer_auth(ADMIN)
+            .bearer_auth(admin)
             .send()
             .await
             .unwrap()
@@ -169,7 +181,7 @@ async fn crash_and_recover(store_url: Option<&str>) {
     let (server, url) = start(dir.path(), store_url);
     let received = load_then_kill(&url, server).await;
     let (_again, url) = start(dir.path(), store_url);
-    check_after_restart(&url, &received).await;
+    check_turns(&url, ADMIN, &received).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

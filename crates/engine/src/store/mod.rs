@@ -54,6 +54,42 @@ pub enum StoreError {
 }
 
 impl StoreError {
+    /// Whether the store is out of reach or cannot take writes for now — the database is down
+    /// or restarting, the pool has no connection, the disk is full or read-only, the file is
+    /// locked — as opposed to a fault of the request or of the data. Such a failure is worth
+    /// retrying later (503).
+    pub fn is_unavailable(&self) -> bool {
+        match self {
+            Self::Closed => true,
+            Self::Database(error) => match error {
+                sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::WorkerCrashed => true,
+                sqlx::Error::Database(e) => e.code().is_some_and(|code| {
+                    // PostgreSQL classes 08 (connection), 53 (insufficient resources), 57P
+                    // (operator intervention: shutdown, restart), and SQLite's busy/full codes.
+                    code.starts_with("08")
+                        || code.starts_with("53")
+                        || code.starts_with("57P")
+                        || matches!(code.as_ref(), "5" | "13" | "8" | "10")
+                }),
+                _ => false,
+            },
+            Self::Sqlite(rusqlite::Error::SqliteFailure(error, _)) => matches!(
+                error.code,
+                rusqlite::ErrorCode::DiskFull
+                    | rusqlite::ErrorCode::ReadOnly
+                    | rusqlite::ErrorCode::DatabaseBusy
+                    | rusqlite::ErrorCode::DatabaseLocked
+                    | rusqlite::ErrorCode::SystemIoFailure
+                    | rusqlite::ErrorCode::CannotOpen
+            ),
+            _ => false,
+        }
+    }
+
     /// Whether the database refused the write because a foreign key did not match (a message
     /// for a conversation that does not exist, a safety event naming another conversation's
     /// message).

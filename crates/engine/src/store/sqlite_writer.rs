@@ -105,6 +105,14 @@ impl Writer {
     /// last clone of the writer is dropped, after a final `TRUNCATE` checkpoint.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let connection = connect(path)?;
+        // SQLite quietly opens a file it may not write (a read-only volume) for reading only;
+        // a store that cannot record attempts must not start.
+        if connection.is_readonly(rusqlite::MAIN_DB)? {
+            return Err(StoreError::Config(format!(
+                "the database {} is read-only (a read-only file or volume): Bridle must be able to record every attempt",
+                path.display()
+            )));
+        }
         connection.pragma_update(None, "wal_autocheckpoint", 0)?;
         connection.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
         let checkpointer = connect(path)?;
@@ -221,9 +229,19 @@ fn in_transaction(
 /// The checkpointer thread: a passive checkpoint every [`CHECKPOINT_EVERY`] until `stop`'s
 /// sender is dropped, then a truncating one.
 fn checkpoints(connection: &Connection, stop: &mpsc::Receiver<()>) {
+    // A failure repeats every tick while it lasts (a full disk): said once, and its end said.
+    let mut failing = false;
     while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
-        if let Err(error) = checkpoint(connection, "PASSIVE") {
-            tracing::warn!(%error, "SQLite checkpoint failed; the next one will try again");
+        match checkpoint(connection, "PASSIVE") {
+            Err(error) if !failing => {
+                failing = true;
+                tracing::warn!(%error, "SQLite checkpoints fail; retrying every tick until they succeed");
+            }
+            Ok(_) if failing => {
+                failing = false;
+                tracing::info!("SQLite checkpoints succeed again");
+            }
+            _ => {}
         }
     }
     if let Err(error) = checkpoint(connection, "TRUNCATE") {
