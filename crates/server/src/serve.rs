@@ -106,11 +106,28 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
     };
     let state = AppState::new(engine, keys, Arc::new(settings), limiter);
     crate::listen::serve(listener, app(state), guards, async {
-        let _ = tokio::signal::ctrl_c().await;
-        eprintln!("bridle: shutting down");
+        let signal = stop_signal().await;
+        eprintln!("bridle: {signal}: shutting down (finishing requests in flight)");
     })
     .await;
     Ok(())
+}
+
+/// Waits for Ctrl-C (SIGINT) or SIGTERM — what process managers, containers and rolling
+/// deploys send — and names it.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            return tokio::select! {
+                _ = tokio::signal::ctrl_c() => "interrupted",
+                _ = term.recv() => "SIGTERM",
+            };
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+    "interrupted"
 }
 
 /// Longest wait at shutdown for requests under way (a streamed turn may take a while).

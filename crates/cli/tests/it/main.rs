@@ -11,6 +11,8 @@ mod mock_llm;
 mod openai_sdk;
 mod other;
 mod serve;
+mod shutdown;
+mod store_faults;
 
 use assert_cmd::Command;
 use std::path::PathBuf;
@@ -53,6 +55,33 @@ impl Running {
     /// Everything the process has written to standard error so far.
     pub fn log(&self) -> String {
         String::from_utf8_lossy(&self.1.lock().unwrap()).into_owned()
+    }
+
+    /// Sends the process `signal` (a `kill -SIGNAL` name such as `TERM`).
+    pub fn signal(&self, signal: &str) {
+        let sent = std::process::Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(self.0.id().to_string())
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+
+    /// Its exit status, waiting at most `timeout`; None while it still runs.
+    pub fn exit_within(
+        &mut self,
+        timeout: std::time::Duration,
+    ) -> Option<std::process::ExitStatus> {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                return Some(status);
+            }
+            if start.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 }
 
