@@ -8,3 +8,4 @@ mod guards;
 mod limits;
 mod metrics;
 mod streaming;
+mod web;
