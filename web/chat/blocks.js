@@ -77,7 +77,7 @@ function mediaItem(item) {
   } else if (item.type === 'audio') {
     body = el('audio', { src: url, controls: true, preload: 'metadata', 'aria-label': alt || caption?.textContent || 'audio' });
   } else {
-    body = el('img', { src: url, alt, loading: 'lazy' });
+    body = el('img', { src: url, alt });
   }
   return el('figure', { class: ['media', `media-${item?.type || 'image'}`] }, body, caption);
 }
