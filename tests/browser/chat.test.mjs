@@ -311,7 +311,9 @@ test('a streamed reply whose first attempt fails: its partial content disappears
     '"detected_concerns": [], "requires_intervention": false}, "metadata": {"model": "m"}}',
   ];
   const script = turns([{ pieces: draft }, { pieces: final }], [{ pieces: json }, reply(fx.SHORT)]);
-  await withBridle({ script, mockArgs: ['--stream-interval-ms', '150'] }, async ({ bridle, browser }) => {
+  // A long retry pause: between attempt_failed and the next attempt_started the draft must be gone.
+  const env = { BRIDLE__RETRY__DELAY_MS: '1500' };
+  await withBridle({ script, env, mockArgs: ['--stream-interval-ms', '150'] }, async ({ bridle, browser }) => {
     const page = await openChat(browser, bridle, { contract: 'table-chat', page: 'table_view' });
     // Record what the stream showed, as it showed it.
     await page.evaluate(() => {
@@ -319,6 +321,8 @@ test('a streamed reply whose first attempt fails: its partial content disappears
       new MutationObserver(() => {
         const text = document.getElementById('messages').textContent;
         for (const mark of ['DRAFT-ONE', 'DRAFT-JSON', 'Here is']) if (text.includes(mark)) window.__seen.add(mark);
+        // A failure note beside a draft: the failed attempt's content outlived attempt_failed.
+        if (document.querySelector('.attempt-note') && /DRAFT-/.test(text)) window.__draftWithNote = true;
       }).observe(document.getElementById('messages'), { subtree: true, childList: true, characterData: true });
     });
     await page.locator('#composer-input').fill('Make me a table');
@@ -326,6 +330,7 @@ test('a streamed reply whose first attempt fails: its partial content disappears
     await page.waitForFunction(() => window.__seen.has('DRAFT-ONE'), null, { timeout: 15000 });
     assert.ok(await page.locator('#composer-input').isDisabled(), 'the composer waits for the turn');
     await page.locator('.attempt-note', { hasText: 'Attempt 1 failed' }).waitFor({ timeout: 15000 });
+    assert.ok(!(await page.locator('.msg.assistant').first().innerText()).includes('DRAFT-ONE'), 'gone as soon as attempt_failed came');
     const bubble = await reply_n(page, 1);
     await shot(page, 'retry');
     const text = await bubble.innerText();
@@ -342,6 +347,7 @@ test('a streamed reply whose first attempt fails: its partial content disappears
     const second = await say(page, 'How are you?');
     assert.ok(await page.evaluate(() => window.__seen.has('DRAFT-JSON')), 'the partial value was shown while streaming');
     assert.ok(!(await second.innerText()).includes('DRAFT-JSON'));
+    assert.equal(await page.evaluate(() => window.__draftWithNote), undefined, 'no failure note ever stood beside a draft');
     assert.match(await second.locator('.attempt-note').innerText(), /Attempt 1 failed \(stopped early: the reply already broke the contract: enum at \/safety\/danger_level\)/);
     assert.match(await second.locator('.body').innerText(), /Thanks, noted\./);
     assert.deepEqual(page.problems, []);
