@@ -88,6 +88,8 @@ function clean(page) {
 before(async () => {
   bridle = await startBridle({ script: SCRIPT });
   browser = await launchBrowser();
+  // Enough older, empty conversations of another user for a second page.
+  for (let i = 0; i < 20; i++) await conversation(OTHER_KEY);
   ids.retry = await conversation(USER_KEY);
   const first = await send(ids.retry, 'I feel anxious before exams');
   assert.equal(first.attempts, 2, 'the scripted turn needs a retry');
@@ -97,8 +99,6 @@ before(async () => {
   ids.blocked = await conversation(USER_KEY);
   const emergency = await send(ids.blocked, 'I want to end it');
   assert.equal(emergency.safety?.blocked, true, JSON.stringify(emergency.safety));
-  // Enough empty conversations of another user for a second page.
-  for (let i = 0; i < 20; i++) await conversation(OTHER_KEY);
 });
 
 after(async () => {
@@ -126,6 +126,8 @@ describe('admin console', () => {
     await page.locator('#pager-info').waitFor();
     assert.equal(await page.locator('table.conversations tbody tr').count(), 20);
     assert.match(await page.locator('#pager-info').textContent(), /1–20 of 23/);
+    const newest = await page.locator('table.conversations tbody tr').evaluateAll((rows) => rows.slice(0, 3).map((r) => r.dataset.id));
+    assert.deepEqual(newest, [ids.blocked, ids.xss, ids.retry], 'newest first');
     await shot(page, 'conversations', { fullPage: true });
     await page.locator('.pager a[rel="next"]').click();
     await page.locator('#pager-info', { hasText: '21–23 of 23' }).waitFor();
@@ -276,6 +278,7 @@ describe('admin console', () => {
     assert.equal(await event.getAttribute('data-action'), 'block');
     assert.match(await event.textContent(), /emergency/);
     assert.match(await event.textContent(), /suicide/);
+    assert.match(await page.locator('.attempt .safety-line').textContent(), /Safety: emergency \(suicide\) · requires intervention/);
     await shot(page, 'blocked', { fullPage: true });
 
     // The user is refused while blocked.

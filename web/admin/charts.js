@@ -6,7 +6,7 @@ import { el, svg } from './dom.js';
 
 const W = 640;
 const H = 260;
-const M = { top: 16, right: 16, bottom: 44, left: 56 };
+const M = { top: 16, right: 16, bottom: 44, left: 64 };
 let serial = 0;
 
 /** Round-ish tick values from 0 to at least max. */
@@ -18,6 +18,13 @@ export function ticks(max, count = 4) {
   const out = [];
   for (let v = 0; v <= max + step * 0.999; v += step) out.push(Number(v.toPrecision(12)));
   return out;
+}
+
+/** 1200 → "1.2k", 3000000 → "3M". */
+export function compact(v) {
+  if (Math.abs(v) >= 1e6) return `${Number((v / 1e6).toPrecision(3))}M`;
+  if (Math.abs(v) >= 1e4) return `${Number((v / 1e3).toPrecision(3))}k`;
+  return String(v);
 }
 
 function frame(title, description, className) {
@@ -45,7 +52,7 @@ function yAxis(root, max, format, label) {
     root.append(svg('line', { x1: M.left, x2: W - M.right, y1: y, y2: y, class: 'grid' }));
     root.append(svg('text', { x: M.left - 6, y: y + 4, class: 'tick', 'text-anchor': 'end' }, format(v)));
   }
-  root.append(svg('text', { x: 14, y: M.top + plotH / 2, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 14 ${M.top + plotH / 2})` }, label));
+  root.append(svg('text', { x: 12, y: M.top + plotH / 2, class: 'axis-label', 'text-anchor': 'middle', transform: `rotate(-90 12 ${M.top + plotH / 2})` }, label));
   return (v) => M.top + plotH - (v / top) * plotH;
 }
 
@@ -105,7 +112,7 @@ export function columnChart(columns, series, o) {
   const { figure, root } = frame(o.title, o.description, 'chart--columns');
   const totals = columns.map((c) => c.values.reduce((a, b) => a + b, 0));
   if (!columns.length || Math.max(...totals) === 0) return empty(figure, root, 'No data in this range');
-  const yOf = yAxis(root, Math.max(...totals), (v) => String(v), o.yLabel);
+  const yOf = yAxis(root, Math.max(...totals), compact, o.yLabel);
   const plotW = W - M.left - M.right;
   const slot = plotW / columns.length;
   const bar = Math.max(1, Math.min(56, slot * 0.7));
@@ -150,7 +157,8 @@ export function barChart(rows, o) {
   rows.forEach((r, i) => {
     const y = 10 + i * rowH;
     const w = Math.max(2, (r.value / max) * plotW);
-    const label = r.label.length > 28 ? `${r.label.slice(0, 27)}…` : r.label;
+    const text = String(r.label);
+    const label = text.length > 28 ? `${text.slice(0, 27)}…` : text;
     root.append(svg('text', { x: labelW - 8, y: y + 16, class: 'tick bar-label', 'text-anchor': 'end' }, label));
     root.append(svg('rect', { x: labelW, y: y + 3, width: w, height: rowH - 8, class: ['bar', r.class || o.class], 'data-value': r.value },
       svg('title', {}, `${r.label}: ${r.value}`)));

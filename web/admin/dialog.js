@@ -6,6 +6,12 @@ import { el, on } from './dom.js';
 
 const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select, textarea, [tabindex]:not([tabindex="-1"]), summary';
 
+/** Rendered and not inside a closed <details> (its content is neither shown nor tabbable). */
+function visible(node) {
+  if (node.tagName !== 'SUMMARY' && node.closest('details:not([open])')) return false;
+  return typeof node.checkVisibility === 'function' ? node.checkVisibility() : node.offsetParent !== null;
+}
+
 /** Opens a modal titled `title` holding `content`; returns {dialog, close}. */
 export function openDialog({ title, content, opener, className }) {
   const titleId = `dialog-title-${Date.now()}`;
@@ -27,11 +33,14 @@ export function openDialog({ title, content, opener, className }) {
   });
   on(dialog, 'keydown', (event) => {
     if (event.key !== 'Tab') return;
-    const items = [...dialog.querySelectorAll(FOCUSABLE)].filter((n) => n.offsetParent !== null || n === document.activeElement);
+    const items = [...dialog.querySelectorAll(FOCUSABLE)].filter(visible);
     if (!items.length) return;
     const first = items[0];
     const last = items[items.length - 1];
-    if (event.shiftKey && (document.activeElement === first || !dialog.contains(document.activeElement))) {
+    if (!items.includes(document.activeElement)) {
+      event.preventDefault();
+      (event.shiftKey ? last : first).focus();
+    } else if (event.shiftKey && document.activeElement === first) {
       event.preventDefault();
       last.focus();
     } else if (!event.shiftKey && document.activeElement === last) {

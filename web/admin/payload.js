@@ -55,7 +55,7 @@ export function payloadContent(message) {
     el('ol', { class: 'request-messages' }, messages.map((m, i) => el('li', { class: `request-message role-${String(m.role).replace(/[^a-z]/g, '')}` },
       el('span', { class: 'role' }, String(m.role)),
       i === messages.length - 1 && message.attempt > 1 && m.role === 'user' ? el('span', { class: 'badge badge--invalid' }, 'retry feedback') : null,
-      el('pre', { class: 'message-text' }, contentText(m.content))))),
+      el('pre', { class: 'message-text', tabindex: '0' }, contentText(m.content))))),
     el('details', { class: 'full-json', open: true }, el('summary', {}, 'Request body (JSON)'),
       el('pre', { class: 'json payload-json', tabindex: '0' }, bodyJson(payload))),
     el('details', {}, el('summary', {}, 'curl command'), el('pre', { class: 'curl', tabindex: '0' }, curl)),

@@ -57,7 +57,7 @@ function violationList(violations) {
     el('ul', {}, violations.map((v) => el('li', {},
       el('code', { class: 'path' }, v.path || '/'), ' ',
       el('span', { class: 'rule' }, v.rule), ' ',
-      el('span', { class: 'message' }, v.message)))));
+      el('span', { class: 'v-message' }, v.message)))));
 }
 
 function repairList(repairs) {
@@ -66,12 +66,21 @@ function repairList(repairs) {
     el('h4', {}, `Repairs (${repairs.length})`),
     el('ul', {}, repairs.map((r) => el('li', {},
       el('span', { class: 'rule' }, r.kind), r.count > 1 ? ` ×${r.count}` : '', ' ',
-      el('span', { class: 'message' }, r.message || '')))));
+      el('span', { class: 'v-message' }, r.message || '')))));
 }
 
 function facts(pairs) {
   return el('dl', { class: 'facts' }, pairs.filter(([, v]) => v !== null && v !== undefined && v !== '')
     .map(([k, v]) => el('div', {}, el('dt', {}, k), el('dd', {}, v))));
+}
+
+/** The safety assessment a reply carried (selfhelp-response's /safety), when it names a danger. */
+function safetyLine(value) {
+  const s = value && typeof value === 'object' ? value.safety : null;
+  if (!s || typeof s !== 'object' || !s.danger_level) return null;
+  const concerns = Array.isArray(s.detected_concerns) && s.detected_concerns.length ? ` (${s.detected_concerns.join(', ')})` : '';
+  return el('p', { class: 'safety-line' }, el('strong', {}, 'Safety: '), levelBadge(String(s.danger_level)), concerns,
+    s.requires_intervention ? ' · requires intervention' : '');
 }
 
 function userMessage(m) {
@@ -100,6 +109,7 @@ function attemptCard(m, next) {
     ['Contract', m.contract_version ? `${m.contract} ${m.contract_version}` : m.contract],
     ['Message id', String(m.id)],
   ]),
+  safetyLine(m.value),
   m.error ? el('p', { class: 'provider-error' }, el('strong', {}, 'Error: '), m.error) : null,
   violationList(m.violations),
   repairList(m.repairs),
