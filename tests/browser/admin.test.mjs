@@ -34,6 +34,7 @@ const SCRIPT = {
     { attempts: [{ fault: { kind: 'fence' } }] },
     { attempts: [{ reply: `Sorry ${HOSTILE}` }, { reply: JSON.stringify(XSS_REPLY) }] },
     { attempts: [{ reply: JSON.stringify(EMERGENCY_REPLY) }] },
+    { attempts: [{ fault: { kind: 'missing_required' } }, { fault: { kind: 'wrong_enum' } }, { reply: 'no JSON at all' }] },
   ],
 };
 const SHOTS = process.env.BRIDLE_SCREENSHOTS ? join(ROOT, process.env.BRIDLE_SCREENSHOTS) : null;
@@ -99,6 +100,9 @@ before(async () => {
   ids.blocked = await conversation(USER_KEY);
   const emergency = await send(ids.blocked, 'I want to end it');
   assert.equal(emergency.safety?.blocked, true, JSON.stringify(emergency.safety));
+  ids.fallback = await conversation(USER_KEY);
+  const fallback = await send(ids.fallback, 'Tell me something');
+  assert.equal(fallback.fallback, true, 'three failed attempts end in the fallback');
 });
 
 after(async () => {
@@ -125,19 +129,19 @@ describe('admin console', () => {
     const page = await adminPage();
     await page.locator('#pager-info').waitFor();
     assert.equal(await page.locator('table.conversations tbody tr').count(), 20);
-    assert.match(await page.locator('#pager-info').textContent(), /1–20 of 23/);
-    const newest = await page.locator('table.conversations tbody tr').evaluateAll((rows) => rows.slice(0, 3).map((r) => r.dataset.id));
-    assert.deepEqual(newest, [ids.blocked, ids.xss, ids.retry], 'newest first');
+    assert.match(await page.locator('#pager-info').textContent(), /1–20 of 24/);
+    const newest = await page.locator('table.conversations tbody tr').evaluateAll((rows) => rows.slice(0, 4).map((r) => r.dataset.id));
+    assert.deepEqual(newest, [ids.fallback, ids.blocked, ids.xss, ids.retry], 'newest first');
     await shot(page, 'conversations', { fullPage: true });
     await page.locator('.pager a[rel="next"]').click();
-    await page.locator('#pager-info', { hasText: '21–23 of 23' }).waitFor();
-    assert.equal(await page.locator('table.conversations tbody tr').count(), 3);
+    await page.locator('#pager-info', { hasText: '21–24 of 24' }).waitFor();
+    assert.equal(await page.locator('table.conversations tbody tr').count(), 4);
 
     await page.locator('#has_invalid').selectOption('true');
     await page.locator('form.filters [type="submit"]').click();
-    await page.locator('#total', { hasText: '2 conversations match' }).waitFor();
+    await page.locator('#total', { hasText: '3 conversations match' }).waitFor();
     const shown = await page.locator('table.conversations tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.id));
-    assert.deepEqual(shown.sort(), [ids.retry, ids.xss].sort());
+    assert.deepEqual(shown.sort(), [ids.retry, ids.xss, ids.fallback].sort());
     assert.match(await page.evaluate(() => location.hash), /has_invalid=true/);
 
     await page.evaluate(() => { location.hash = '#/conversations?blocked=true'; });
@@ -299,6 +303,34 @@ describe('admin console', () => {
     await page.context().close();
   });
 
+  test('a turn whose attempts ran out shows every failed attempt and the fallback', async () => {
+    const page = await adminPage(`#/conversations/${ids.fallback}`);
+    const cards = await attempts(page);
+    assert.equal(await cards.count(), 4, 'three attempts and the fallback');
+    const badges = await cards.locator('header .badge').allTextContents();
+    assert.deepEqual(badges, ['Invalid', 'Invalid', 'Invalid', 'Fallback']);
+    assert.match(await cards.nth(1).locator('.retry-banner').textContent(), /attempt 3/);
+    assert.match(await cards.nth(2).locator('.retry-banner').textContent(), /last attempt; the fallback followed/);
+    assert.match(await cards.nth(2).locator('.violations').textContent(), /not_json/);
+    assert.match(await cards.nth(3).getAttribute('class'), /attempt--fallback/);
+    assert.match(await cards.nth(3).locator('.retry-banner').textContent(), /Fallback: the attempts ran out/);
+    assert.match(await page.locator('.turn-summary').textContent(), /3 attempts · fallback returned/);
+    await shot(page, 'fallback', { fullPage: true });
+    clean(page);
+    await page.context().close();
+  });
+
+  test('an unknown conversation says so, and signing out returns to the sign-in form', async () => {
+    const page = await adminPage('#/conversations/no-such-id');
+    await page.locator('.error-card h1', { hasText: 'Not found' }).waitFor();
+    await page.locator('#sign-out').click();
+    await page.locator('form#signin').waitFor();
+    assert.equal(await page.evaluate(() => sessionStorage.length), 0, 'the key is forgotten');
+    assert.equal(await page.locator('body[data-signed-in]').count(), 0);
+    clean(page);
+    await page.context().close();
+  });
+
   test('the stats page draws its charts from the data', async () => {
     const page = await adminPage('#/stats?bucket_ms=60000');
     await page.locator('#stats-tiles').waitFor();
@@ -325,6 +357,14 @@ describe('admin console', () => {
     assert.deepEqual(retries, [stats.tokens.retries_in, stats.tokens.retries_out].filter((n) => n > 0));
     assert.match(await page.locator('#stats-tiles').textContent(), new RegExp(`${(stats.compliance.compliance_rate * 100).toFixed(1)} %`));
     await shot(page, 'stats', { fullPage: true });
+
+    // Another range: a contract with no turns draws empty charts, not broken ones.
+    await page.locator('#stats-contract').fill('table-chat');
+    await page.locator('form.filters [type="submit"]').click();
+    await page.waitForFunction(() => location.hash.includes('contract=table-chat'));
+    await page.locator('figure.chart--empty').first().waitFor();
+    assert.equal(await page.locator('figure.chart--empty').count(), 6);
+    assert.match(await page.locator('#stats-tiles').textContent(), /0\.0 %/);
     clean(page);
     await page.context().close();
   });
@@ -337,6 +377,10 @@ describe('admin console', () => {
     await shot(page, 'phone');
     await page.evaluate(() => { location.hash = '#/conversations'; });
     await page.locator('table.conversations').waitFor();
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth) <= 0);
+    await shot(page, 'phone-list');
+    await page.evaluate(() => { location.hash = '#/stats'; });
+    await page.locator('figure.chart').first().waitFor();
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth) <= 0);
     clean(page);
     await page.context().close();

@@ -66,7 +66,11 @@ function filterForm(q) {
     }
     navigate('conversations', params);
   });
-  return form;
+  // On a phone the filters fold away (open when some are set); on a wide screen they stay open.
+  const active = FILTERS.filter((name) => q[name]).length;
+  const wide = window.matchMedia('(min-width: 641px)').matches;
+  return el('details', { class: 'filter-box', open: wide || active > 0 },
+    el('summary', {}, active ? `Filters (${active} set)` : 'Filters'), form);
 }
 
 function table(items) {

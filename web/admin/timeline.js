@@ -113,7 +113,7 @@ function attemptCard(m, next) {
   m.error ? el('p', { class: 'provider-error' }, el('strong', {}, 'Error: '), m.error) : null,
   violationList(m.violations),
   repairList(m.repairs),
-  el('h4', {}, m.error && !m.is_fallback ? 'Error text stored' : 'Reply as received'),
+  el('h4', {}, m.is_fallback ? 'Fallback returned to the user' : m.error ? 'Error text stored' : 'Reply as received'),
   el('pre', { class: 'reply', tabindex: '0' }, m.content),
   m.value !== null && m.value !== undefined
     ? el('details', { class: 'value' }, el('summary', {}, 'Parsed value'), el('pre', { class: 'json' }, json(m.value)))
