@@ -35,6 +35,7 @@ const SCRIPT = {
     { attempts: [{ reply: `Sorry ${HOSTILE}` }, { reply: JSON.stringify(XSS_REPLY) }] },
     { attempts: [{ reply: JSON.stringify(EMERGENCY_REPLY) }] },
     { attempts: [{ fault: { kind: 'missing_required' } }, { fault: { kind: 'wrong_enum' } }, { reply: 'no JSON at all' }] },
+    { attempts: [{ reply: `{"type": "response", "bogus": 1, "safety": ${JSON.stringify(SAFE)}}` }, { valid: true }] },
   ],
 };
 const SHOTS = process.env.BRIDLE_SCREENSHOTS ? join(ROOT, process.env.BRIDLE_SCREENSHOTS) : null;
@@ -62,6 +63,17 @@ async function send(id, content) {
   return call('POST', `/v1/conversations/${id}/messages`, USER_KEY, { content });
 }
 
+/** Sends a message as a server-sent-events turn; the whole event stream as text. */
+async function stream(id, content) {
+  const response = await fetch(`${bridle.url}/v1/conversations/${id}/messages`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${USER_KEY}`, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+    body: JSON.stringify({ content }),
+  });
+  assert.equal(response.status, 200);
+  return response.text();
+}
+
 async function shot(page, name, options = {}) {
   if (!SHOTS) return;
   mkdirSync(SHOTS, { recursive: true });
@@ -86,8 +98,20 @@ function clean(page) {
   assert.deepEqual(page.problems, [], 'no page errors, no CSP violations');
 }
 
+// harness.mjs may read an address from a log chunk cut mid-line ("http://127"); until it waits
+// for whole lines, start again when an address is not whole.
+async function startWhole(options) {
+  const whole = /^http:\/\/127\.0\.0\.1:\d+$/;
+  for (let tries = 1; ; tries++) {
+    const started = await startBridle(options);
+    if (whole.test(started.url) && whole.test(started.mock.url)) return started;
+    await started.stop();
+    if (tries === 5) throw new Error(`no whole address after 5 starts: ${started.url}, ${started.mock.url}`);
+  }
+}
+
 before(async () => {
-  bridle = await startBridle({ script: SCRIPT });
+  bridle = await startWhole({ script: SCRIPT });
   browser = await launchBrowser();
   // Enough older, empty conversations of another user for a second page.
   for (let i = 0; i < 20; i++) await conversation(OTHER_KEY);
@@ -103,6 +127,10 @@ before(async () => {
   ids.fallback = await conversation(USER_KEY);
   const fallback = await send(ids.fallback, 'Tell me something');
   assert.equal(fallback.fallback, true, 'three failed attempts end in the fallback');
+  ids.streamed = await conversation(USER_KEY);
+  const events = await stream(ids.streamed, 'Stream it');
+  assert.match(events, /event: attempt_failed/);
+  assert.match(events, /event: message_complete/);
 });
 
 after(async () => {
@@ -129,19 +157,19 @@ describe('admin console', () => {
     const page = await adminPage();
     await page.locator('#pager-info').waitFor();
     assert.equal(await page.locator('table.conversations tbody tr').count(), 20);
-    assert.match(await page.locator('#pager-info').textContent(), /1–20 of 24/);
-    const newest = await page.locator('table.conversations tbody tr').evaluateAll((rows) => rows.slice(0, 4).map((r) => r.dataset.id));
-    assert.deepEqual(newest, [ids.fallback, ids.blocked, ids.xss, ids.retry], 'newest first');
+    assert.match(await page.locator('#pager-info').textContent(), /1–20 of 25/);
+    const newest = await page.locator('table.conversations tbody tr').evaluateAll((rows) => rows.slice(0, 5).map((r) => r.dataset.id));
+    assert.deepEqual(newest, [ids.streamed, ids.fallback, ids.blocked, ids.xss, ids.retry], 'newest first');
     await shot(page, 'conversations', { fullPage: true });
     await page.locator('.pager a[rel="next"]').click();
-    await page.locator('#pager-info', { hasText: '21–24 of 24' }).waitFor();
-    assert.equal(await page.locator('table.conversations tbody tr').count(), 4);
+    await page.locator('#pager-info', { hasText: '21–25 of 25' }).waitFor();
+    assert.equal(await page.locator('table.conversations tbody tr').count(), 5);
 
     await page.locator('#has_invalid').selectOption('true');
     await page.locator('form.filters [type="submit"]').click();
-    await page.locator('#total', { hasText: '3 conversations match' }).waitFor();
+    await page.locator('#total', { hasText: '4 conversations match' }).waitFor();
     const shown = await page.locator('table.conversations tbody tr').evaluateAll((rows) => rows.map((r) => r.dataset.id));
-    assert.deepEqual(shown.sort(), [ids.retry, ids.xss, ids.fallback].sort());
+    assert.deepEqual(shown.sort(), [ids.retry, ids.xss, ids.fallback, ids.streamed].sort());
     assert.match(await page.evaluate(() => location.hash), /has_invalid=true/);
 
     await page.evaluate(() => { location.hash = '#/conversations?blocked=true'; });
@@ -320,6 +348,21 @@ describe('admin console', () => {
     await page.context().close();
   });
 
+  test('a streamed attempt stopped early is marked aborted', async () => {
+    const page = await adminPage(`#/conversations/${ids.streamed}`);
+    const cards = await attempts(page);
+    assert.equal(await cards.count(), 2);
+    const aborted = cards.nth(0).locator('header .badge');
+    assert.equal(await aborted.textContent(), 'Invalid · aborted');
+    assert.equal(await aborted.getAttribute('data-outcome'), 'aborted');
+    assert.match(await aborted.getAttribute('class'), /badge--invalid/);
+    assert.match(await cards.nth(0).locator('.retry-banner').textContent(), /Stopped early while streaming.*attempt 2/);
+    assert.match(await cards.nth(0).locator('.violations').textContent(), /bogus/);
+    assert.equal(await cards.nth(1).locator('header .badge').textContent(), 'Valid');
+    clean(page);
+    await page.context().close();
+  });
+
   test('an unknown conversation says so, and signing out returns to the sign-in form', async () => {
     const page = await adminPage('#/conversations/no-such-id');
     await page.locator('.error-card h1', { hasText: 'Not found' }).waitFor();
@@ -356,6 +399,8 @@ describe('admin console', () => {
     const retries = await figures.nth(5).locator('rect.bar.s-failed').evaluateAll((bars) => bars.map((b) => Number(b.dataset.value)));
     assert.deepEqual(retries, [stats.tokens.retries_in, stats.tokens.retries_out].filter((n) => n > 0));
     assert.match(await page.locator('#stats-tiles').textContent(), new RegExp(`${(stats.compliance.compliance_rate * 100).toFixed(1)} %`));
+    assert.equal(stats.streaming.aborted_attempts, 1);
+    assert.match(await page.locator('#stats-tiles').textContent(), /1 aborted/);
     await shot(page, 'stats', { fullPage: true });
 
     // Another range: a contract with no turns draws empty charts, not broken ones.
