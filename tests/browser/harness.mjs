@@ -57,7 +57,8 @@ function spawnListening(args, env) {
     child.stderr.on('data', (chunk) => {
       log += chunk;
       if (found) return;
-      const match = log.match(/(?:serving|listening) on (http:\/\/\S+)/);
+      // Only a whole line: a chunk may end inside the address ("http://127.0").
+      const match = log.match(/(?:serving|listening) on (http:\/\/\S+)\r?\n/);
       if (match) {
         found = true;
         clearTimeout(timer);
