@@ -271,6 +271,7 @@ describe('admin console', () => {
     const verdict = panel.locator('h4 .badge').first();
     assert.match(await verdict.getAttribute('data-outcome'), /^(valid|invalid)$/);
     assert.match(await panel.locator('h4').textContent(), /original: Invalid/);
+    assert.match(await panel.textContent(), /Original attempt's violations/);
     assert.ok((await panel.locator('pre.replay-content').textContent()).length > 0, 'the answer is shown');
     await failed.scrollIntoViewIfNeeded();
     await shot(page, 'replay');
@@ -402,6 +403,12 @@ describe('admin console', () => {
     assert.equal(stats.streaming.aborted_attempts, 1);
     assert.match(await page.locator('#stats-tiles').textContent(), /1 aborted/);
     await shot(page, 'stats', { fullPage: true });
+
+    // A quick range keeps the turns of the last hour, by the minute.
+    await page.locator('button.preset[data-preset="Last hour"]').click();
+    await page.waitForFunction(() => /from=\d+/.test(location.hash) && location.hash.includes('bucket_ms=60000'));
+    await page.locator('#stats-tiles', { hasText: `${stats.turns}` }).waitFor();
+    assert.equal(await page.locator('figure.chart--empty').count(), 0);
 
     // Another range: a contract with no turns draws empty charts, not broken ones.
     await page.locator('#stats-contract').fill('table-chat');

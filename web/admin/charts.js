@@ -75,10 +75,11 @@ export function lineChart(points, o) {
   const known = points.filter((p) => p.y !== null && p.y !== undefined);
   if (!known.length) return empty(figure, root, 'No data in this range');
   const yOf = yAxis(root, o.yMax ?? Math.max(...known.map((p) => p.y)), o.yFormat, o.yLabel);
-  const plotW = W - M.left - M.right;
+  const pad = 24; // keeps the end points and their labels clear of the y axis
+  const plotW = W - M.left - M.right - 2 * pad;
   const x0 = points[0].x;
   const x1 = points[points.length - 1].x;
-  const xOf = (x) => (x1 === x0 ? M.left + plotW / 2 : M.left + ((x - x0) / (x1 - x0)) * plotW);
+  const xOf = (x) => M.left + pad + (x1 === x0 ? plotW / 2 : ((x - x0) / (x1 - x0)) * plotW);
   const tickCount = Math.min(points.length, 6);
   for (let i = 0; i < tickCount; i++) {
     const p = points[Math.round((i * (points.length - 1)) / Math.max(1, tickCount - 1))];

@@ -32,6 +32,9 @@ export function replayResult(r) {
     r.error ? el('p', { class: 'provider-error' }, el('strong', {}, 'Error: '), r.error) : null,
     check ? list('Violations', check.violations, (v) => [el('code', { class: 'path' }, v.path || '/'), ' ', el('span', { class: 'rule' }, v.rule), ' ', v.message]) : null,
     check ? list('Repairs', check.repairs, (x) => [el('span', { class: 'rule' }, x.kind), x.count > 1 ? ` ×${x.count}` : '', ' ', x.message || '']) : null,
+    r.original && !r.original.valid
+      ? list('Original attempt\'s violations', r.original.violations, (v) => [el('code', { class: 'path' }, v.path || '/'), ' ', el('span', { class: 'rule' }, v.rule), ' ', v.message])
+      : null,
     r.content !== null && r.content !== undefined ? [el('h5', {}, 'Answer'), el('pre', { class: 'reply replay-content', tabindex: '0' }, r.content)] : null,
     check?.value ? el('details', {}, el('summary', {}, 'Parsed value'), el('pre', { class: 'json' }, json(check.value))) : null,
     el('p', { class: 'muted' }, 'Replays are not stored: the conversation stays what its user got.'),

@@ -10,6 +10,10 @@ import { navigate } from './router.js';
 
 const BUCKETS = [[60000, 'minute'], [300000, '5 minutes'], [3600000, 'hour'], [86400000, 'day']];
 
+const HOUR = 3600000;
+/** Quick ranges: label, span back from now (0: everything), bucket. */
+const PRESETS = [['Last hour', HOUR, 60000], ['Last 24 hours', 24 * HOUR, HOUR], ['Last 7 days', 7 * 24 * HOUR, HOUR], ['Last 30 days', 30 * 24 * HOUR, 24 * HOUR], ['All time', 0, HOUR]];
+
 /** The API query from the route's parameters. */
 export function statsQuery(params) {
   const q = {};
@@ -41,7 +45,14 @@ function form(q) {
       el('input', { id: 'stats-contract', name: 'contract', type: 'text', value: q.contract || '', list: 'stats-contracts', autocomplete: 'off' }),
       el('datalist', { id: 'stats-contracts' }, ['selfhelp-response', 'table-chat', 'question-cards', 'topic-analysis'].map((c) => el('option', { value: c })))),
     el('div', { class: 'field' }, el('label', { for: 'bucket_ms' }, 'Bucket'), bucket),
-    el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'primary' }, 'Show')));
+    el('div', { class: 'actions' }, el('button', { type: 'submit', class: 'primary' }, 'Show')),
+    el('div', { class: 'presets', role: 'group', 'aria-label': 'Quick ranges' }, PRESETS.map(([label, span, bucketMs]) => on(
+      el('button', { type: 'button', class: 'preset', 'data-preset': label }, label), 'click', () => {
+        const params = { bucket_ms: String(bucketMs) };
+        if (span) params.from = String(Date.now() - span);
+        if (q.contract) params.contract = q.contract;
+        navigate('stats', params);
+      }))));
   on(f, 'submit', (event) => {
     event.preventDefault();
     const params = {};

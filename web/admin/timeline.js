@@ -175,7 +175,18 @@ function header(detail, rerender) {
   const assistant = detail.messages.filter((m) => m.role === 'assistant');
   const invalid = assistant.filter((m) => !m.is_validated).length;
   return el('section', { class: 'card conversation-head' },
-    el('p', { class: 'crumbs' }, el('a', { href: href('conversations') }, '← Conversations')),
+    el('p', { class: 'crumbs' }, el('a', { href: href('conversations') }, '← Conversations'), ' ',
+      on(el('button', { type: 'button', class: 'reload' }, 'Reload'), 'click', async (event) => {
+        const button = event.currentTarget;
+        button.disabled = true;
+        try {
+          await rerender();
+          announce('Reloaded.', 'ok');
+        } catch (e) {
+          announce(`Reloading failed: ${e.message}`, 'error');
+          button.disabled = false;
+        }
+      })),
     el('h1', {}, 'Conversation ', el('span', { class: 'mono id' }, c.id)),
     el('div', { class: 'status-line' }, statusBadge(c.status),
       c.status === 'blocked' ? el('span', { class: 'muted' }, 'Blocked by the safety policy: new messages get 423 with the crisis text until an admin unblocks it.') : null,
