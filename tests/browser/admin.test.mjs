@@ -98,20 +98,8 @@ function clean(page) {
   assert.deepEqual(page.problems, [], 'no page errors, no CSP violations');
 }
 
-// harness.mjs may read an address from a log chunk cut mid-line ("http://127"); until it waits
-// for whole lines, start again when an address is not whole.
-async function startWhole(options) {
-  const whole = /^http:\/\/127\.0\.0\.1:\d+$/;
-  for (let tries = 1; ; tries++) {
-    const started = await startBridle(options);
-    if (whole.test(started.url) && whole.test(started.mock.url)) return started;
-    await started.stop();
-    if (tries === 5) throw new Error(`no whole address after 5 starts: ${started.url}, ${started.mock.url}`);
-  }
-}
-
 before(async () => {
-  bridle = await startWhole({ script: SCRIPT });
+  bridle = await startBridle({ script: SCRIPT });
   browser = await launchBrowser();
   // Enough older, empty conversations of another user for a second page.
   for (let i = 0; i < 20; i++) await conversation(OTHER_KEY);
