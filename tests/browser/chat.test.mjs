@@ -42,6 +42,7 @@ async function openChat(browser, bridle, { contract = 'selfhelp-response', page:
 async function reply_n(page, n) {
   const bubble = page.locator('.msg.assistant').nth(n - 1);
   await bubble.and(page.locator('[data-state="complete"], [data-state="error"]')).waitFor({ timeout: 20000 });
+  if ((await bubble.getAttribute('data-state')) === 'error') throw new Error(`reply ${n} failed: ${await bubble.innerText()}`);
   return bubble;
 }
 
