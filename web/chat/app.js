@@ -165,7 +165,7 @@ async function runTurn(conversation, content) {
     } else {
       ui.messages.appendChild(
         el('li', { class: 'msg assistant', dataset: { state: 'error' } },
-          el('div', { class: 'callout error', role: 'alert', text: `Not sent: ${error.message}` })),
+          el('div', { class: 'callout error', role: 'alert', text: `${error.status ? 'Not sent' : 'No reply'}: ${error.message}` })),
       );
     }
   } finally {
