@@ -415,6 +415,13 @@ describe('admin console', () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     assert.ok(overflow <= 0, `no sideways scrolling (${overflow}px)`);
     await shot(page, 'phone');
+    await page.locator('.attempt .payload-button').first().click();
+    const dialog = page.locator('dialog.payload-dialog');
+    await dialog.waitFor();
+    assert.ok(await dialog.evaluate((d) => d.getBoundingClientRect().width <= window.innerWidth && d.scrollWidth <= d.clientWidth), 'the dialog fits the screen');
+    await shot(page, 'phone-payload');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
     await page.evaluate(() => { location.hash = '#/conversations'; });
     await page.locator('table.conversations').waitFor();
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth) <= 0);
