@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every Bridle test on a fresh machine: installs what the tests need, then formatting,
-# lints, unit + integration + property + snapshot tests, doc tests, and a short fuzz run.
+# lints, unit + integration + property + snapshot tests, doc tests, the browser tests of the web
+# pages (headless Chromium), and a short fuzz run.
 #
 #   scripts/test.sh              everything
 #   BRIDLE_FUZZ_SECONDS=0 ...    skip the fuzz run (default 30 s per target)
@@ -54,13 +55,32 @@ step "tests"
 # Snapshots are compared, never rewritten, here.
 export INSTA_UPDATE=no
 log="$(mktemp)"
-trap 'rm -f "$log" "$log.fuzz"' EXIT
+trap 'rm -f "$log" "$log.fuzz" "$log.browser"' EXIT
 cargo nextest run --workspace --locked --no-fail-fast 2>&1 | tee -a "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 # Count what ran: nextest's summary plus each doc-test result line.
 unit=$(grep -oE 'tests run: [0-9]+ passed' "$log" | grep -oE '[0-9]+' | tail -n 1)
 doc=$(grep -oE 'test result: ok\. [0-9]+ passed' "$log" | grep -oE '[0-9]+ passed' | awk '{s += $1} END {print s + 0}')
 total=$(( ${unit:-0} + ${doc:-0} ))
+
+step "browser"
+# The web pages in headless Chromium (Debian's chromium, driven by playwright-core) against the
+# real server and mock LLM: tests/browser/*.test.mjs, Node's built-in test runner.
+if [ ! -x /usr/bin/chromium ]; then
+  apt-get update && apt-get install -y chromium
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  apt-get update && apt-get install -y nodejs npm
+fi
+lock=tests/browser/package-lock.json
+stamp=tests/browser/node_modules/.package-lock.json
+if [ ! -d tests/browser/node_modules ] || [ ! -f "$stamp" ] || [ "$lock" -nt "$stamp" ]; then
+  (cd tests/browser && npm ci --no-audit --no-fund)
+fi
+cargo build -p bridle --locked
+node --test tests/browser/ 2>&1 | tee "$log.browser"
+browser=$(grep -E '^# pass [0-9]+' "$log.browser" | grep -oE '[0-9]+' | tail -n 1)
+total=$(( total + ${browser:-0} ))
 
 if [ "$fuzz_seconds" != "0" ]; then
   step "fuzz (${fuzz_seconds}s per target)"

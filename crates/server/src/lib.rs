@@ -13,6 +13,7 @@ pub mod metrics;
 mod routes;
 pub mod serve;
 pub mod settings;
+pub mod web;
 
 pub use auth::{Caller, Keys, Role};
 pub use error::ApiError;

@@ -3,6 +3,7 @@
 use crate::AppState;
 use crate::handlers::{admin, conversations, health, openai};
 use crate::metrics;
+use crate::web;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
@@ -26,6 +27,9 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 /// | POST | `/admin/v1/conversations/{id}/unblock` | admin | lift a safety block |
 /// | POST | `/admin/v1/messages/{id}/replay` | admin | send an attempt's stored request again and check the answer |
 /// | GET | `/admin/v1/stats` | admin | compliance over time, attempts per turn, violated rules, repairs, retry tokens |
+/// | GET | `/` | anyone | the web chat page (`web/chat/index.html`; the key is entered in the page) |
+/// | GET | `/admin` | anyone | the admin console page (`web/admin/index.html`) |
+/// | GET | `/assets/{*path}` | anyone | a file under `web/` (embedded; CSP, nosniff, ETag) |
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.max_body_bytes;
     let body_timeout = Duration::from_millis(state.settings.body_timeout_ms);
@@ -47,6 +51,9 @@ pub fn app(state: AppState) -> Router {
         .route("/admin/v1/conversations/{id}", get(admin::conversation))
         .route("/admin/v1/conversations/{id}/unblock", post(admin::unblock))
         .route("/admin/v1/messages/{id}/replay", post(admin::replay))
+        .route("/", get(web::chat))
+        .route("/admin", get(web::admin))
+        .route("/assets/{*path}", get(web::asset))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),
             metrics::track,

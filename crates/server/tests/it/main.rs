@@ -9,3 +9,4 @@ mod guards;
 mod limits;
 mod metrics;
 mod streaming;
+mod web;

@@ -1,0 +1,266 @@
+// The chat page: sign in with a user key (kept in sessionStorage), list and start
+// conversations, load one's history, send messages and render the streamed replies.
+//
+// Exports nothing; it runs on load. Parts: shared/api.js (HTTP), stream.js (one streamed turn),
+// render.js (a reply's value), safety.js (banners, blocked state).
+
+import { ApiError, client, keyStore } from '../shared/api.js';
+import { clear, el, formatTime } from '../shared/dom.js';
+import { blockedBanner } from './safety.js';
+import { assistantBubble, streamTurn } from './stream.js';
+import { renderValue } from './render.js';
+
+const $ = (id) => document.getElementById(id);
+const store = keyStore('bridle.chat.key');
+const state = { api: null, conversations: [], current: null, busy: false, blocked: false };
+
+const ui = {
+  signinForm: $('signin'),
+  signinKey: $('signin-key'),
+  signinError: $('signin-error'),
+  app: $('app'),
+  signout: $('signout'),
+  toggle: $('toggle-sidebar'),
+  sidebar: $('sidebar'),
+  newForm: $('new-conversation'),
+  newError: $('nc-error'),
+  list: $('conversations'),
+  listEmpty: $('conversations-empty'),
+  title: $('chat-title'),
+  context: $('chat-context'),
+  blocked: $('blocked-banner'),
+  messages: $('messages'),
+  composer: $('composer'),
+  input: $('composer-input'),
+};
+
+function describe(conversation) {
+  const ctx = conversation.context && typeof conversation.context === 'object' ? conversation.context : {};
+  return Object.entries(ctx)
+    .filter(([, v]) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(' · ');
+}
+
+function setComposer() {
+  const enabled = Boolean(state.current) && !state.busy && !state.blocked;
+  ui.input.disabled = !enabled;
+  ui.composer.querySelector('button').disabled = !enabled;
+}
+
+function setBlocked(text) {
+  state.blocked = true;
+  clear(ui.blocked).appendChild(blockedBanner(text));
+  ui.blocked.hidden = false;
+  document.body.dataset.blocked = 'true';
+  if (state.current) state.current.status = 'blocked';
+  renderList();
+  setComposer();
+}
+
+function clearBlocked() {
+  state.blocked = false;
+  clear(ui.blocked);
+  ui.blocked.hidden = true;
+  delete document.body.dataset.blocked;
+}
+
+function showSidebar(open) {
+  ui.sidebar.classList.toggle('open', open);
+  ui.toggle.setAttribute('aria-expanded', String(open));
+}
+
+function renderList() {
+  clear(ui.list);
+  ui.listEmpty.hidden = state.conversations.length > 0;
+  for (const c of state.conversations) {
+    const current = state.current?.id === c.id;
+    ui.list.appendChild(
+      el(
+        'li',
+        {},
+        el(
+          'button',
+          { type: 'button', 'aria-current': current ? 'true' : null, dataset: { id: c.id }, onclick: () => openConversation(c) },
+          el('span', {}, c.contract, c.status === 'blocked' ? [' ', el('span', { class: 'badge danger', text: 'blocked' })] : null),
+          el('span', { class: 'sub', text: [describe(c), formatTime(c.created_at)].filter(Boolean).join(' · ') }),
+        ),
+      ),
+    );
+  }
+}
+
+function scrollToEnd() {
+  ui.messages.scrollTop = ui.messages.scrollHeight;
+}
+
+function userBubble(content) {
+  return el('li', { class: 'msg user', text: content });
+}
+
+async function loadConversations() {
+  const page = await state.api.get('/v1/conversations', { limit: 100 });
+  state.conversations = (page.items ?? []).slice().sort((a, b) => (b.created_at ?? 0) - (a.created_at ?? 0));
+  renderList();
+}
+
+async function openConversation(conversation) {
+  state.current = conversation;
+  clearBlocked();
+  showSidebar(false);
+  ui.title.textContent = conversation.contract;
+  ui.context.textContent = describe(conversation);
+  clear(ui.messages);
+  renderList();
+  setComposer();
+  let history;
+  try {
+    history = await state.api.get(`/v1/conversations/${encodeURIComponent(conversation.id)}/messages`);
+  } catch (error) {
+    ui.messages.appendChild(el('li', { class: 'msg assistant' }, el('div', { class: 'callout error', role: 'alert', text: error.message })));
+    return;
+  }
+  if (state.current?.id !== conversation.id) return;
+  const messages = history.messages ?? [];
+  messages.forEach((m, i) => {
+    if (m.role === 'user') {
+      ui.messages.appendChild(userBubble(m.content ?? ''));
+    } else {
+      const last = i === messages.length - 1;
+      const node = el('li', { class: 'msg assistant', dataset: { state: 'complete' } },
+        renderValue(m.value, { send, interactive: last && conversation.status !== 'blocked' }));
+      ui.messages.appendChild(node);
+    }
+  });
+  if (conversation.status === 'blocked') setBlocked(null);
+  scrollToEnd();
+  ui.input.focus();
+}
+
+// Sends `content` as the next message of the open conversation; false when it cannot be sent
+// now (so forms and cards stay answerable).
+function send(content) {
+  const text = String(content ?? '').trim();
+  if (!text || !state.current || state.busy || state.blocked) return false;
+  runTurn(state.current, text);
+  return true;
+}
+
+async function runTurn(conversation, content) {
+  state.busy = true;
+  setComposer();
+  ui.messages.appendChild(userBubble(content));
+  const bubble = assistantBubble();
+  ui.messages.appendChild(bubble.node);
+  scrollToEnd();
+  const observer = new MutationObserver(scrollToEnd);
+  observer.observe(bubble.node, { childList: true, subtree: true });
+  try {
+    const { decision } = await streamTurn(state.api, conversation.id, content, bubble, { send });
+    if (decision?.blocked) setBlocked(decision.crisis_resources ?? null);
+  } catch (error) {
+    bubble.node.remove();
+    if (error instanceof ApiError && error.status === 423) {
+      setBlocked(error.message);
+    } else {
+      ui.messages.appendChild(
+        el('li', { class: 'msg assistant', dataset: { state: 'error' } },
+          el('div', { class: 'callout error', role: 'alert', text: `${error.status ? 'Not sent' : 'No reply'}: ${error.message}` })),
+      );
+    }
+  } finally {
+    observer.disconnect();
+    state.busy = false;
+    setComposer();
+    scrollToEnd();
+    if (!ui.input.disabled && !document.activeElement?.closest('.reply-form, .cards, .proposal')) ui.input.focus();
+  }
+}
+
+async function signIn(key) {
+  state.api = client(key);
+  await loadConversations();
+  store.set(key);
+  document.body.dataset.signedIn = 'true';
+  ui.app.hidden = false;
+  ui.signinError.textContent = '';
+  if (state.conversations.length > 0) await openConversation(state.conversations[0]);
+  else ui.newForm.querySelector('input').focus();
+}
+
+function signOut() {
+  store.clear();
+  Object.assign(state, { api: null, conversations: [], current: null, busy: false, blocked: false });
+  clear(ui.messages);
+  clear(ui.list);
+  clearBlocked();
+  ui.title.textContent = 'No conversation open';
+  ui.context.textContent = '';
+  ui.app.hidden = true;
+  document.body.dataset.signedIn = 'false';
+  ui.signinKey.value = '';
+  ui.signinKey.focus();
+}
+
+ui.signinForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const key = ui.signinKey.value.trim();
+  if (!key) return;
+  ui.signinError.textContent = '';
+  try {
+    await signIn(key);
+  } catch (error) {
+    state.api = null;
+    ui.signinError.textContent = error instanceof ApiError && error.status === 401
+      ? 'This key was not accepted.'
+      : `Cannot sign in: ${error.message}`;
+  }
+});
+
+ui.signout.addEventListener('click', signOut);
+ui.toggle.addEventListener('click', () => showSidebar(!ui.sidebar.classList.contains('open')));
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && ui.sidebar.classList.contains('open')) {
+    showSidebar(false);
+    ui.toggle.focus();
+  }
+});
+
+ui.newForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const data = new FormData(ui.newForm);
+  const context = {};
+  for (const k of ['page', 'mode', 'language']) {
+    const v = String(data.get(k) ?? '').trim();
+    if (v) context[k] = v;
+  }
+  ui.newError.textContent = '';
+  try {
+    const conversation = await state.api.post('/v1/conversations', { contract: String(data.get('contract')).trim(), context });
+    state.conversations.unshift(conversation);
+    await openConversation(conversation);
+  } catch (error) {
+    ui.newError.textContent = error.message;
+  }
+});
+
+ui.composer.addEventListener('submit', (event) => {
+  event.preventDefault();
+  if (send(ui.input.value)) ui.input.value = '';
+});
+ui.input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    ui.composer.requestSubmit();
+  }
+});
+
+const saved = store.get();
+if (saved) {
+  signIn(saved).catch(() => {
+    store.clear();
+    signOut();
+  });
+} else {
+  ui.signinKey.focus();
+}

@@ -1,0 +1,121 @@
+// Question cards (shared spec 04): the question, its rationale, 2–6 options (the recommended
+// one marked), single choice or several up to max_selections, and a free-text answer.
+//
+// Exports:
+//   renderCards(cards, {onSubmit, interactive})  one <form> for a message's cards; the answer
+//       of each card is its chosen labels (", "), then its free text; one card sends its
+//       answer alone, several send "Question: answer" lines. A card with neither a choice nor
+//       text shows an error instead of sending.
+
+import { el } from '../shared/dom.js';
+
+let seq = 0;
+
+function cardNode(card) {
+  seq += 1;
+  const name = `card-${seq}`;
+  const max = Number.isInteger(card.max_selections) && card.max_selections > 1 ? card.max_selections : 1;
+  const multi = max > 1;
+  const options = (Array.isArray(card.options) ? card.options : []).filter((o) => o && typeof o === 'object');
+  const error = el('p', { class: 'field-error', id: `${name}-error`, 'aria-live': 'polite' });
+  const inputs = [];
+  const optionNodes = options.map((o, i) => {
+    const input = el('input', {
+      type: multi ? 'checkbox' : 'radio',
+      name,
+      value: o.id ?? `opt_${i + 1}`,
+      'aria-describedby': o.description ? `${name}-d${i}` : null,
+    });
+    inputs.push({ input, option: o });
+    return el(
+      'label',
+      { class: ['option', o.is_default ? 'recommended' : null] },
+      input,
+      el(
+        'span',
+        {},
+        el('span', { class: 'label', text: o.label ?? '' }),
+        o.is_default ? [' ', el('span', { class: 'badge', text: 'Recommended' })] : null,
+        o.description ? el('span', { class: 'desc', id: `${name}-d${i}`, text: o.description }) : null,
+      ),
+    );
+  });
+  // Multi-select: at max_selections, the unchecked options are disabled.
+  if (multi) {
+    const limit = () => {
+      const count = inputs.filter((x) => x.input.checked).length;
+      for (const x of inputs) if (!x.input.checked) x.input.disabled = count >= max;
+    };
+    for (const x of inputs) x.input.addEventListener('change', limit);
+  }
+  const freeText = card.allow_free_text !== false
+    ? el('input', {
+        type: 'text',
+        class: 'free-text',
+        'aria-label': `Your own answer to: ${card.question_text ?? ''}`,
+        placeholder: card.free_text_placeholder || 'Or type your own answer…',
+      })
+    : null;
+  const node = el(
+    'fieldset',
+    { class: 'card', dataset: { questionId: card.question_id ?? '' }, 'aria-describedby': `${name}-error` },
+    el('legend', { text: card.question_text ?? '' }),
+    card.rationale ? el('p', { class: 'rationale', text: card.rationale }) : null,
+    multi ? el('p', { class: 'muted hint', text: `Choose up to ${max}.` }) : null,
+    el('div', { class: 'options', role: multi ? 'group' : 'radiogroup', 'aria-label': card.question_text ?? 'Options' }, optionNodes),
+    freeText,
+    error,
+  );
+  return {
+    node,
+    question: card.question_text ?? '',
+    answer() {
+      const chosen = inputs.filter((x) => x.input.checked).map((x) => x.option.label ?? '');
+      const own = freeText?.value.trim() ?? '';
+      return [chosen.join(', '), own].filter(Boolean).join('; ');
+    },
+    show(message) {
+      error.textContent = message || '';
+    },
+    focus() {
+      (inputs[0]?.input ?? freeText)?.focus();
+    },
+  };
+}
+
+export function renderCards(cards, { onSubmit, interactive = true } = {}) {
+  const list = (Array.isArray(cards) ? cards : []).filter((c) => c && typeof c === 'object');
+  if (list.length === 0) return null;
+  const built = list.map(cardNode);
+  const status = el('p', { class: 'form-status', role: 'status' });
+  const node = el(
+    'form',
+    { class: 'cards', novalidate: true, 'aria-label': 'Questions' },
+    built.map((b) => b.node),
+    el('div', {}, el('button', { type: 'submit', text: built.length > 1 ? 'Send answers' : 'Answer' })),
+    status,
+  );
+  const disable = () => {
+    for (const c of node.querySelectorAll('input, button')) c.disabled = true;
+  };
+  if (!interactive) disable();
+  node.addEventListener('submit', (event) => {
+    event.preventDefault();
+    let firstBad = null;
+    for (const b of built) {
+      const missing = b.answer() === '';
+      b.show(missing ? 'Choose an option or write an answer.' : '');
+      if (missing && !firstBad) firstBad = b;
+    }
+    if (firstBad) {
+      firstBad.focus();
+      return;
+    }
+    const text = built.length === 1 ? built[0].answer() : built.map((b) => `${b.question}: ${b.answer()}`).join('\n');
+    if (onSubmit?.(text) !== false) {
+      disable();
+      status.textContent = 'Answer sent.';
+    }
+  });
+  return node;
+}
