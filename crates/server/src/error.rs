@@ -48,6 +48,9 @@ pub enum ApiError {
     /// The upstream model failed in a way retrying cannot fix, or no valid reply came back.
     #[error("{0}")]
     Upstream(String),
+    /// The body is not declared as JSON (415).
+    #[error("{0}")]
+    UnsupportedMediaType(String),
     /// The store is out of reach or cannot write for now (database down or restarting, disk
     /// full or read-only): 503 with `Retry-After`; what was stored before stays whole.
     #[error("{0}")]
@@ -98,6 +101,11 @@ impl ApiError {
                 "rate_limited",
             ),
             Self::Upstream(_) => (StatusCode::BAD_GATEWAY, "upstream_error", "upstream_failed"),
+            Self::UnsupportedMediaType(_) => (
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "invalid_request_error",
+                "unsupported_media_type",
+            ),
             Self::Unavailable(_) => (
                 StatusCode::SERVICE_UNAVAILABLE,
                 "server_error",

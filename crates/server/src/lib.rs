@@ -4,7 +4,7 @@
 
 pub mod auth;
 pub mod error;
-mod extract;
+pub(crate) mod extract;
 mod handlers;
 pub mod keyring;
 pub mod limits;

@@ -59,6 +59,10 @@ pub fn app(state: AppState) -> Router {
             metrics::track,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::extract::refuse_declared_oversize,
+        ))
         // A body that stops arriving mid-way ends the request (400) instead of holding it.
         .layer(RequestBodyTimeoutLayer::new(body_timeout))
         .with_state(state)

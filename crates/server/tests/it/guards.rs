@@ -132,3 +132,78 @@ async fn shutdown_stops_accepting_and_ends_the_server() {
         .unwrap();
     assert!(TcpStream::connect(server.address).await.is_err());
 }
+
+/// Sends `request` raw and returns the status line and body the server answered with.
+async fn raw_exchange(address: std::net::SocketAddr, request: &[u8]) -> (String, String) {
+    let mut stream = TcpStream::connect(address).await.unwrap();
+    // A server may answer and close before reading everything: a failed write is fine.
+    let _ = stream.write_all(request).await;
+    let (answer, _) = until_closed(&mut stream).await;
+    let status = answer.lines().next().unwrap_or_default().to_owned();
+    let body = answer
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+#[tokio::test]
+async fn hostile_requests_get_clear_4xx_and_others_are_still_served() {
+    let server = start(64).await;
+    let path = "/v1/conversations";
+    let request = |headers: &str, body: &str| {
+        format!(
+            "POST {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\nauthorization: Bearer {ADA}\r\n{headers}content-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    let huge_header = format!("x-junk: {}\r\n", "a".repeat(512 * 1024));
+    let many_headers: String = (0..500).map(|i| format!("x-h{i}: v\r\n")).collect();
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "wrong content type",
+            request(
+                "content-type: text/plain\r\n",
+                r#"{"contract":"table-chat"}"#,
+            ),
+            " 415 ",
+        ),
+        (
+            "no content type",
+            request("", r#"{"contract":"table-chat"}"#),
+            " 415 ",
+        ),
+        (
+            "invalid JSON",
+            request("content-type: application/json\r\n", r#"{"contract":"#),
+            " 400 ",
+        ),
+        (
+            "binary junk",
+            request(
+                "content-type: application/json\r\n",
+                "\u{0}\u{1}\u{7f}\u{fffd}garbage",
+            ),
+            " 400 ",
+        ),
+        ("a header of 512 KiB", request(&huge_header, "{}"), " 431 "),
+        ("500 headers", request(&many_headers, "{}"), " 431 "),
+        (
+            "a declared body past the limit",
+            format!(
+                "POST {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\nauthorization: Bearer {ADA}\r\ncontent-type: application/json\r\ncontent-length: 100000000\r\n\r\n{{"
+            ),
+            " 413 ",
+        ),
+    ];
+    for (what, request, expected) in cases {
+        let (status, body) = raw_exchange(server.address, request.as_bytes()).await;
+        assert!(status.contains(expected), "{what}: {status} {body}");
+        if !expected.contains("431") {
+            let error: serde_json::Value = serde_json::from_str(&body)
+                .unwrap_or_else(|e| panic!("{what}: not a JSON error body ({e}): {body}"));
+            assert!(error["error"]["message"].is_string(), "{what}: {body}");
+        }
+        assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
+    }
+}
