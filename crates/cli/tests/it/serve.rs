@@ -1,7 +1,7 @@
 //! The real `bridle serve` binary end to end over loopback: configured only through the
 //! environment (`OPENAI_BASE_URL`, `BRIDLE__…` overrides, keys), on PostgreSQL, with the
 //! `bridle mock-llm` binary as its upstream; and two instances sharing one PostgreSQL store
-//! and one Redis for the rate limits.
+//! and one Redis for the rate limits, and a safety block made on one holding on the other.
 
 use crate::{Running, spawn_listening};
 use bridle_testkit::TestDatabase;
@@ -287,4 +287,57 @@ async fn two_instances_share_the_store_and_the_redis_rate_limits() {
         metrics_b.contains(r#"bridle_rate_limit_rejections_total{limit="requests_per_minute"} 1"#),
         "{metrics_b}"
     );
+}
+
+#[tokio::test]
+async fn a_block_on_one_instance_holds_on_the_other_until_unblocked_there() {
+    let database = TestDatabase::create().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The model's first answer is an emergency; later ones are generated and valid.
+    let emergency = json!({"type": "response",
+        "safety": {"is_safe": false, "danger_level": "emergency", "detected_concerns": ["suicide"], "requires_intervention": true, "safety_message": "You matter."},
+        "content": {"text_blocks": [{"type": "error", "content": "Please call for help now."}]},
+        "metadata": {"model": "m", "language": "en"}});
+    let script = json!({"turns": [
+        {"attempts": [{"reply": emergency.to_string()}]},
+        {"attempts": [{"valid": true}]}
+    ]});
+    let script_path = dir.path().join("script.json");
+    std::fs::write(&script_path, script.to_string()).unwrap();
+    let script_path = script_path.display().to_string();
+    let shared = [
+        ("BRIDLE__STORE_URL", database.url.as_str()),
+        ("BRIDLE__PROVIDERS__MOCK__KIND", "mock"),
+        ("BRIDLE__PROVIDERS__MOCK__SCRIPT", script_path.as_str()),
+    ];
+    let a = gateway(&shared);
+    let b = gateway(&shared);
+    let client = reqwest::Client::new();
+    let id = new_conversation(&client, &a.url).await;
+    let (status, body) = send(&client, &a.url, &id, 0).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["safety"]["blocked"], true, "{body}");
+
+    // Blocked on A, so blocked on B: the other instance refuses without calling its model.
+    let (status, body) = send(&client, &b.url, &id, 1).await;
+    assert_eq!(status, StatusCode::LOCKED, "{body}");
+    // Unblocked through B's admin API, A lets the conversation go on.
+    let (status, _, _) = call(
+        &client,
+        reqwest::Method::POST,
+        format!("{}/admin/v1/conversations/{id}/unblock", b.url),
+        ADMIN,
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = send(&client, &a.url, &id, 2).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let detail = get_json_as(&client, format!("{}/admin/v1/conversations/{id}", a.url)).await;
+    assert_eq!(
+        detail["messages"].as_array().unwrap().len(),
+        4,
+        "two turns stored; the refused message neither stored nor sent: {detail}"
+    );
+    assert_eq!(detail["safety_events"][0]["action"], "block");
 }
