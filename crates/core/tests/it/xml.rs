@@ -241,6 +241,11 @@ fn hostile_documents_are_refused_without_expansion() {
         r#"<x a="1"/>"#.repeat(60_000)
     ));
     assert_eq!(check(&wide).violations[0].rule, "too_large");
+    let huge_attribute = reply(&format!(
+        r#"<x a="{}"/><summaryUpdate/>"#,
+        "A".repeat(1 << 20)
+    ));
+    assert_eq!(check(&huge_attribute).violations[0].rule, "too_large");
     let read = bridle_core::xml::read(&wide, "llmResponse", &bridle_core::xml::Shape::Any);
     assert_eq!(read.violations[0].rule, "xml_size");
     assert!(read.value.is_none());
