@@ -67,6 +67,10 @@ test('sign in with a user key; a wrong key is refused; the key lasts the tab; si
     await signIn(page, USER_KEY);
     assert.equal(await page.evaluate(() => sessionStorage.getItem('bridle.chat.key')), USER_KEY);
     assert.equal(await page.evaluate(() => localStorage.length), 0, 'the key is never kept in localStorage');
+    // The contract choices come from the server (GET /v1/contracts), labelled with their kind.
+    await page.waitForFunction(() => [...document.querySelectorAll('#nc-contracts option')].some((o) => o.label.includes('xml')));
+    const offered = await page.locator('#nc-contracts option').evaluateAll((os) => os.map((o) => o.value).sort());
+    assert.deepEqual(offered, ['question-cards', 'selfhelp-response', 'table-chat', 'topic-analysis']);
     await page.reload();
     await page.locator('body[data-signed-in="true"]').waitFor();
 

@@ -23,4 +23,6 @@ export const api = {
   unblock: (id) => c().post(`/admin/v1/conversations/${seg(id)}/unblock`),
   replay: (messageId) => c().post(`/admin/v1/messages/${seg(messageId)}/replay`),
   stats: (params) => c().get('/admin/v1/stats', params),
+  /** The shared client, for the routes every key may call (GET /v1/contracts). */
+  plain: () => c(),
 };

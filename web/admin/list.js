@@ -2,6 +2,7 @@
 // has_invalid, blocked), kept in the URL, and real pagination (offset, limit, total).
 
 import { api } from './client.js';
+import { fillContracts } from '../shared/contracts.js';
 import { el, on, replace } from './dom.js';
 import { number, shortId, time, toLocalInput, fromLocalInput } from './format.js';
 import { statusBadge } from './badges.js';
@@ -40,6 +41,7 @@ function select(id, value, options) {
 function filterForm(q) {
   const input = (id, type, value, extra) => el('input', { id, name: id, type, value: value ?? '', ...extra });
   const contracts = el('datalist', { id: 'contract-names' }, CONTRACTS.map((c) => el('option', { value: c })));
+  fillContracts(api.plain(), contracts);
   const form = el('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter conversations' },
     field('Text in any message', input('q', 'search', q.q, { placeholder: 'words…' })),
     field('User', input('user', 'text', q.user, { autocomplete: 'off' })),

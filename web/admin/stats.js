@@ -3,6 +3,7 @@
 // turn histogram, the most violated rules, repairs by kind and the tokens spent on retries.
 
 import { api } from './client.js';
+import { fillContracts } from '../shared/contracts.js';
 import { el, on, replace } from './dom.js';
 import { fromLocalInput, number, percent, time, toLocalInput } from './format.js';
 import { barChart, columnChart, lineChart } from './charts.js';
@@ -53,6 +54,7 @@ function form(q) {
         if (q.contract) params.contract = q.contract;
         navigate('stats', params);
       }))));
+  fillContracts(api.plain(), f.querySelector('#stats-contracts'));
   on(f, 'submit', (event) => {
     event.preventDefault();
     const params = {};

@@ -5,6 +5,7 @@
 // render.js (a reply's value), safety.js (banners, blocked state).
 
 import { ApiError, client, keyStore } from '../shared/api.js';
+import { fillContracts } from '../shared/contracts.js';
 import { clear, el, formatTime } from '../shared/dom.js';
 import { blockedBanner } from './safety.js';
 import { assistantBubble, streamTurn } from './stream.js';
@@ -180,6 +181,7 @@ async function runTurn(conversation, content) {
 async function signIn(key) {
   state.api = client(key);
   await loadConversations();
+  await fillContracts(state.api, document.getElementById('nc-contracts'));
   store.set(key);
   document.body.dataset.signedIn = 'true';
   ui.app.hidden = false;

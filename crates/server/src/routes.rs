@@ -1,7 +1,7 @@
 //! The route table: every route the server answers, in one place.
 
 use crate::AppState;
-use crate::handlers::{admin, conversations, health, openai};
+use crate::handlers::{admin, contracts, conversations, health, openai};
 use crate::metrics;
 use crate::web;
 use axum::Router;
@@ -16,6 +16,7 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 /// |---|---|---|---|
 /// | GET | `/healthz` | anyone | liveness and store check |
 /// | GET | `/metrics` | anyone | Prometheus series (HTTP, turns, attempts, repairs, violations, upstream, limits) |
+/// | GET | `/v1/contracts` | user, admin | the contracts a conversation can be started under (name, version, kind, description) |
 /// | POST | `/v1/conversations` | user, admin | start a conversation under a contract |
 /// | GET | `/v1/conversations` | user, admin | the caller's own conversations |
 /// | POST | `/v1/conversations/{id}/messages` | owner | send a message; the turn's final structured message |
@@ -36,6 +37,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/metrics", get(metrics::metrics))
+        .route("/v1/contracts", get(contracts::list))
         .route(
             "/v1/conversations",
             get(conversations::list).post(conversations::create),

@@ -119,6 +119,20 @@ async fn health_needs_no_key() {
 }
 
 #[tokio::test]
+async fn users_list_the_contracts_they_can_start() {
+    let h = Harness::new().await;
+    let (status, body) = h.call("GET", "/v1/contracts", Some(ADA), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let items = body["items"].as_array().unwrap();
+    let named = |name: &str| items.iter().find(|c| c["name"] == name).cloned();
+    let selfhelp = named("selfhelp-response").expect("a built-in contract");
+    assert_eq!(selfhelp["kind"], "json");
+    assert!(selfhelp["description"].as_str().unwrap().len() > 10);
+    assert_eq!(named("topic-analysis").unwrap()["kind"], "xml");
+    assert_eq!(items.len(), 4, "{body}");
+}
+
+#[tokio::test]
 async fn a_conversation_round_trip() {
     let h = Harness::new().await;
     let id = h.conversation(ADA).await;
