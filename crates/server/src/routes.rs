@@ -30,6 +30,7 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 /// | GET | `/admin/v1/stats` | admin | compliance over time, attempts per turn, violated rules, repairs, retry tokens |
 /// | GET | `/` | anyone | the web chat page (`web/chat/index.html`; the key is entered in the page) |
 /// | GET | `/admin` | anyone | the admin console page (`web/admin/index.html`) |
+/// | GET | `/admin/` | anyone | a permanent redirect (308) to `/admin` |
 /// | GET | `/assets/{*path}` | anyone | a file under `web/` (embedded; CSP, nosniff, ETag) |
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.max_body_bytes;
@@ -55,6 +56,7 @@ pub fn app(state: AppState) -> Router {
         .route("/admin/v1/messages/{id}/replay", post(admin::replay))
         .route("/", get(web::chat))
         .route("/admin", get(web::admin))
+        .route("/admin/", get(web::admin_slash))
         .route("/assets/{*path}", get(web::asset))
         .route_layer(axum::middleware::from_fn_with_state(
             state.clone(),

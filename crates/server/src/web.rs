@@ -39,6 +39,11 @@ pub async fn admin(headers: HeaderMap) -> Response {
 }
 
 /// `GET /assets/{*path}`: a file under `web/`.
+/// `/admin/` (a typed or bookmarked trailing slash): a permanent redirect to `/admin`.
+pub async fn admin_slash() -> axum::response::Redirect {
+    axum::response::Redirect::permanent("/admin")
+}
+
 pub async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
     if !is_clean(&path) {
         return not_found(&path);
