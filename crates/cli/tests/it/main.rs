@@ -11,6 +11,7 @@ mod mock_llm;
 mod openai_sdk;
 mod other;
 mod serve;
+mod upstream_faults;
 
 use assert_cmd::Command;
 use std::path::PathBuf;
