@@ -6,8 +6,8 @@
 //! Content faults change the reply: three that Bridle repairs without a retry (`fence`,
 //! `prose`, `trailing_comma`), three that break the schema (`wrong_key`, `missing_required`,
 //! `wrong_enum` — the only ones that still make sense for a forced tool call's input), and
-//! `truncate` and `plain_text`. Transport faults replace or delay the answer (`http500`,
-//! `http429`, `slow`, `broken_stream`).
+//! `truncate` and `plain_text`. Transport faults replace, delay or spoil the answer (`http500`,
+//! `http429`, `slow`, `broken_stream`, `reset`, `invalid_utf8`, `garbage`).
 
 use crate::generate::Generated;
 use rand::rngs::StdRng;
@@ -56,6 +56,14 @@ pub enum Fault {
     },
     /// A stream cut off mid-way, without its final events (HTTP 500 when not streaming).
     BrokenStream,
+    /// The connection closed without any HTTP response (no status line, no headers).
+    Reset,
+    /// A 200 answer whose body is not valid UTF-8: bytes that are no character inside the
+    /// reply's content (streamed: inside one content delta's frame).
+    InvalidUtf8,
+    /// A 200 answer whose body is not what it says: an HTML error page sent as
+    /// `application/json` (streamed: an SSE frame whose data is HTML, not JSON).
+    Garbage,
 }
 
 /// The wire form of a [`Fault`]: `kind` plus the parameters of the kinds that have one, and
@@ -122,7 +130,8 @@ pub struct Broken {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown fault {0:?}: expected fence, prose, trailing_comma, wrong_key, missing_required, \
-     wrong_enum, truncate, plain_text, http500, http429[:SECS], slow[:MS] or broken_stream"
+     wrong_enum, truncate, plain_text, http500, http429[:SECS], slow[:MS], broken_stream, reset, \
+     invalid_utf8 or garbage"
 )]
 pub struct UnknownFault(pub String);
 
@@ -164,15 +173,25 @@ impl Fault {
             Self::Http429 { .. } => "http429",
             Self::Slow { .. } => "slow",
             Self::BrokenStream => "broken_stream",
+            Self::Reset => "reset",
+            Self::InvalidUtf8 => "invalid_utf8",
+            Self::Garbage => "garbage",
         }
     }
 
-    /// True for faults of the transport, not of the reply text (HTTP errors, delay, cut stream).
+    /// Every transport fault that takes no parameter.
+    pub const PLAIN_TRANSPORT: [Fault; 5] = [
+        Self::Http500,
+        Self::BrokenStream,
+        Self::Reset,
+        Self::InvalidUtf8,
+        Self::Garbage,
+    ];
+
+    /// True for faults of the transport, not of the reply text (HTTP errors, delay, cut stream,
+    /// closed connection, unreadable body).
     pub fn is_transport(&self) -> bool {
-        matches!(
-            self,
-            Self::Http500 | Self::Http429 { .. } | Self::Slow { .. } | Self::BrokenStream
-        )
+        !Self::CONTENT.contains(self)
     }
 
     /// True for the faults Bridle repairs without a retry.
@@ -261,7 +280,13 @@ impl Fault {
                 target,
             }),
             Self::PlainText => Some(whole(plain_text(value, &mut rng))),
-            Self::Http500 | Self::Http429 { .. } | Self::Slow { .. } | Self::BrokenStream => None,
+            Self::Http500
+            | Self::Http429 { .. }
+            | Self::Slow { .. }
+            | Self::BrokenStream
+            | Self::Reset
+            | Self::InvalidUtf8
+            | Self::Garbage => None,
         }
     }
 }
@@ -288,7 +313,7 @@ impl FromStr for Fault {
         };
         let plain = Self::CONTENT
             .into_iter()
-            .chain([Self::Http500, Self::BrokenStream])
+            .chain(Self::PLAIN_TRANSPORT)
             .find(|f| f.name() == name);
         match (plain, name, arg) {
             (Some(fault), _, None) => Ok(fault),

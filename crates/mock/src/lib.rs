@@ -28,6 +28,7 @@
 
 mod anthropic;
 mod config;
+mod corrupt;
 mod faults;
 mod fixes;
 mod generate;
@@ -36,6 +37,7 @@ mod log;
 mod model;
 mod openai;
 mod request;
+mod reset;
 mod scalars;
 mod script;
 mod server;

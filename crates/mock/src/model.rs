@@ -140,13 +140,35 @@ impl MockModel {
                 return http(500, None, Fault::BrokenStream, info);
             }
             Some(Fault::Slow { ms }) => info.delay += Duration::from_millis(ms),
+            Some(Fault::Reset) => return MockReply::Reset { info },
             _ => {}
         }
+        let reply = self.answer(request, &talk, turn, transport, scripted, info);
+        match transport {
+            Some(fault @ (Fault::InvalidUtf8 | Fault::Garbage)) => MockReply::Corrupt {
+                fault,
+                reply: Box::new(reply),
+            },
+            _ => reply,
+        }
+    }
+
+    /// The answer's content — scripted, valid or broken by a content fault — as text, a forced
+    /// tool's input, calls of offered tools, or a stream that breaks off.
+    fn answer(
+        &self,
+        request: &MockRequest,
+        talk: &Conversation<'_>,
+        turn: u64,
+        transport: Option<Fault>,
+        scripted: Option<Plan>,
+        mut info: ReplyInfo,
+    ) -> MockReply {
         let pieces = match &scripted {
             Some(Plan::Literal { pieces, .. }) => pieces.clone(),
             _ => None,
         };
-        let target = self.target(request, &talk);
+        let target = self.target(request, talk);
         let (content, value, fault, stop) = match &target {
             None => {
                 let mut rng = StdRng::seed_from_u64(mix(&[self.config.seed, turn, TEXT]));
@@ -160,7 +182,7 @@ impl MockModel {
                 let generated = self.generate(target, request, turn);
                 let plan = match scripted {
                     Some(plan) => plan,
-                    None => self.content_plan(&talk, turn, &generated, target),
+                    None => self.content_plan(talk, turn, &generated, target),
                 };
                 self.realise(plan, &generated, target, turn, &mut info)
             }

@@ -177,6 +177,9 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
                 body: error(*status, message),
             };
         }
+        MockReply::Reset { .. } => return Rendered::Reset,
+        // Rendered as it would have been; the server spoils the bytes.
+        MockReply::Corrupt { reply, .. } => return render(reply, call, piece_chars),
         MockReply::Text {
             content,
             calls,

@@ -232,6 +232,19 @@ pub enum MockReply {
         /// Id, attempt, delay.
         info: ReplyInfo,
     },
+    /// No answer at all: the connection is closed before anything is sent ([`Fault::Reset`]).
+    Reset {
+        /// Id, attempt, delay.
+        info: ReplyInfo,
+    },
+    /// `reply`, spoiled on the wire by `fault` ([`Fault::InvalidUtf8`], [`Fault::Garbage`]):
+    /// the HTTP front ends send the reply's bytes corrupted.
+    Corrupt {
+        /// The transport fault that spoils the answer.
+        fault: Fault,
+        /// The answer as it would have been sent.
+        reply: Box<MockReply>,
+    },
 }
 
 impl MockReply {
@@ -241,7 +254,9 @@ impl MockReply {
             Self::Text { info, .. }
             | Self::ToolCall { info, .. }
             | Self::Http { info, .. }
-            | Self::BrokenStream { info, .. } => info,
+            | Self::BrokenStream { info, .. }
+            | Self::Reset { info } => info,
+            Self::Corrupt { reply, .. } => reply.info(),
         }
     }
 
@@ -251,13 +266,16 @@ impl MockReply {
             Self::Text { fault, .. } | Self::ToolCall { fault, .. } => *fault,
             Self::Http { fault, .. } => Some(*fault),
             Self::BrokenStream { .. } => Some(Fault::BrokenStream),
+            Self::Reset { .. } => Some(Fault::Reset),
+            Self::Corrupt { fault, .. } => Some(*fault),
         }
     }
 
-    /// The HTTP status this answer is given with.
+    /// The HTTP status this answer is given with; 0 when none is sent ([`MockReply::Reset`]).
     pub fn status(&self) -> u16 {
         match self {
             Self::Http { status, .. } => *status,
+            Self::Reset { .. } => 0,
             _ => 200,
         }
     }

@@ -3,18 +3,24 @@
 //! `GET`/`DELETE /_mock/requests`. Handlers only read the body, check the API key, let the
 //! front end ([`crate::openai`], [`crate::anthropic`]) parse it, ask the [`MockModel`], wait
 //! out any delay and send what the front end rendered — JSON, or SSE frames paced and cut as
-//! configured ([`crate::stream`]), possibly breaking off; how a stream ended is written back
-//! into its log entry. Malformed requests get a 400 with an error body, never a panic.
+//! configured ([`crate::stream`]), possibly breaking off, spoiled on the wire
+//! ([`crate::corrupt`]), or nothing at all: the connection reset ([`crate::reset`]); how a
+//! stream ended is written back into its log entry. Malformed requests get a 400 with an error
+//! body, never a panic.
 
 use crate::config::{ConfigError, MockConfig};
+use crate::corrupt;
+use crate::faults::Fault;
 use crate::log::{Answer, LoggedRequest, RequestLog};
 use crate::model::MockModel;
 use crate::request::{MockReply, MockRequest};
+use crate::reset::{ResetHandle, ResettableListener};
 use crate::stream::{Pacing, Tally, sse_body};
 use crate::{anthropic, openai};
+use axum::Extension;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -51,6 +57,8 @@ pub(crate) enum Rendered {
     },
     /// SSE frames; `broken` cuts the connection after them.
     Events { frames: Vec<String>, broken: bool },
+    /// No response: the connection is closed before anything is sent.
+    Reset,
 }
 
 /// Seconds since the Unix epoch (0 if the clock is before it).
@@ -96,7 +104,9 @@ struct Shared {
     log: RequestLog,
 }
 
-/// The mock's axum app (for `oneshot` tests); [`serve`] and [`MockServer`] run it.
+/// The mock's axum app (for `oneshot` tests); [`serve`] and [`MockServer`] run it. Served
+/// any other way than by those two, a `reset` fault cannot close the connection: its answer
+/// is a 200 whose body fails at once.
 pub fn app(config: MockConfig) -> Result<Router, ConfigError> {
     Ok(router(Arc::new(Shared {
         model: MockModel::new(config)?,
@@ -118,7 +128,13 @@ fn router(shared: Arc<Shared>) -> Router {
 /// Serves the mock on `listener` until the task is dropped or the listener fails.
 pub async fn serve(listener: TcpListener, config: MockConfig) -> std::io::Result<()> {
     let app = app(config).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    axum::serve(listener, app).await
+    run(listener, app).await
+}
+
+/// Serves `app` on `listener` through connections a handler can reset.
+async fn run(listener: TcpListener, app: Router) -> std::io::Result<()> {
+    let app = app.into_make_service_with_connect_info::<ResetHandle>();
+    axum::serve(ResettableListener(listener), app).await
 }
 
 /// A mock server on `127.0.0.1` with an OS-chosen port, running in a background task until
@@ -145,7 +161,7 @@ impl MockServer {
         });
         let app = router(Arc::clone(&shared));
         let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
+            if let Err(e) = run(listener, app).await {
                 tracing::error!(error = %e, "mock server stopped");
             }
         });
@@ -179,23 +195,45 @@ impl Drop for MockServer {
     }
 }
 
+/// The connection a request came on, when it can be reset (not through [`app`] alone).
+type Connection = Option<Extension<ConnectInfo<ResetHandle>>>;
+
 async fn chat_completions(
     State(shared): State<Arc<Shared>>,
+    connection: Connection,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    complete(shared, Api::OpenAi, "/v1/chat/completions", &headers, &body).await
+    let reset = connection.map(|Extension(ConnectInfo(handle))| handle);
+    let path = "/v1/chat/completions";
+    complete(shared, Api::OpenAi, path, reset, &headers, &body).await
 }
 
-async fn messages(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    complete(shared, Api::Anthropic, "/v1/messages", &headers, &body).await
+async fn messages(
+    State(shared): State<Arc<Shared>>,
+    connection: Connection,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let reset = connection.map(|Extension(ConnectInfo(handle))| handle);
+    complete(
+        shared,
+        Api::Anthropic,
+        "/v1/messages",
+        reset,
+        &headers,
+        &body,
+    )
+    .await
 }
 
-/// Auth → parse → model → log → render → delay → send (a stream's end logged when it comes).
+/// Auth → parse → model → log → render → delay → send (a stream's end logged when it comes),
+/// or reset the connection (`reset`: the handle of the connection the request came on).
 async fn complete(
     shared: Arc<Shared>,
     api: Api,
     path: &str,
+    reset: Option<ResetHandle>,
     headers: &HeaderMap,
     raw: &[u8],
 ) -> Response {
@@ -246,7 +284,17 @@ async fn complete(
         delay_ms: u64::try_from(info.delay.as_millis()).unwrap_or(u64::MAX),
         stream: None,
     });
+    let delay = info.delay;
     let config = shared.model.config();
+    // The answer as sent, and how it is spoiled on the wire.
+    let (reply, spoiled) = match reply {
+        MockReply::Corrupt {
+            fault: Fault::InvalidUtf8,
+            reply,
+        } => (corrupt::mark(*reply), Some(Fault::InvalidUtf8)),
+        MockReply::Corrupt { fault, reply } => (*reply, Some(fault)),
+        other => (other, None),
+    };
     // Made before the delay (a body stream starts only when sent): a client that leaves while
     // the delay runs is logged too.
     let response = match api.render(&reply, &call, config.stream_piece_chars) {
@@ -254,17 +302,40 @@ async fn complete(
             status,
             retry_after,
             body,
-        } => json_response(status, retry_after, &body),
+        } => match spoiled {
+            Some(Fault::Garbage) => {
+                raw_json_response(Bytes::from_static(corrupt::GARBAGE_PAGE.as_bytes()))
+            }
+            Some(Fault::InvalidUtf8) => {
+                let text = serde_json::to_vec(&body).unwrap_or_default();
+                raw_json_response(Bytes::from(corrupt::spoil(&text)))
+            }
+            _ => json_response(status, retry_after, &body),
+        },
         Rendered::Events { frames, broken } => {
+            let frames = corrupt::frames(frames, spoiled);
             let log = Arc::clone(&shared);
             let tally = Tally::new(&frames, move |end| {
                 log.log.update(seq, |entry| entry.answer.stream = Some(end));
             });
             sse_response(frames, broken, Pacing::of(config), tally)
         }
+        Rendered::Reset => {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+            return match reset {
+                Some(handle) => {
+                    handle.reset();
+                    // Never written: the connection fails hyper's first write.
+                    StatusCode::BAD_GATEWAY.into_response()
+                }
+                None => failing_response(),
+            };
+        }
     };
-    if !info.delay.is_zero() {
-        tokio::time::sleep(info.delay).await;
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
     }
     response
 }
@@ -368,7 +439,28 @@ fn json_response(status: u16, retry_after: Option<u64>, body: &Value) -> Respons
     response
 }
 
-fn sse_response(frames: Vec<String>, broken: bool, pacing: Pacing, tally: Tally) -> Response {
+/// A 200 labelled `application/json` whatever `body` holds (`garbage`, `invalid_utf8`).
+fn raw_json_response(body: Bytes) -> Response {
+    let mut response = Response::new(Body::from(body));
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// A reset where the connection cannot be closed: a 200 whose body fails before its first byte.
+fn failing_response() -> Response {
+    let cut = std::io::Error::new(
+        std::io::ErrorKind::ConnectionReset,
+        "mock: the connection is reset (reset fault)",
+    );
+    Response::new(Body::from_stream(futures::stream::once(async move {
+        Err::<Bytes, _>(cut)
+    })))
+}
+
+fn sse_response(frames: Vec<Bytes>, broken: bool, pacing: Pacing, tally: Tally) -> Response {
     let body = sse_body(frames, broken, pacing, tally);
     let mut response = Response::new(Body::from_stream(body));
     let headers = response.headers_mut();

@@ -81,11 +81,14 @@ pub(crate) struct Tally {
 
 impl Tally {
     /// A tally of `frames`, giving its result to `record`.
-    pub(crate) fn new(frames: &[String], record: impl FnOnce(StreamEnd) + Send + 'static) -> Self {
+    pub(crate) fn new<F: AsRef<[u8]>>(
+        frames: &[F],
+        record: impl FnOnce(StreamEnd) + Send + 'static,
+    ) -> Self {
         let frame_ends = frames
             .iter()
             .scan(0, |end, frame| {
-                *end += frame.len();
+                *end += frame.as_ref().len();
                 Some(*end)
             })
             .collect();
@@ -121,7 +124,7 @@ impl Drop for Tally {
 
 /// What is left to send of a stream.
 struct Delivery {
-    frames: VecDeque<String>,
+    frames: VecDeque<Bytes>,
     pacing: Pacing,
     /// Bytes of frames taken but not yet handed out.
     pending: BytesMut,
@@ -155,7 +158,7 @@ impl Delivery {
                 tokio::time::sleep(self.pacing.interval).await;
             }
             self.started = true;
-            self.pending.extend_from_slice(frame.as_bytes());
+            self.pending.extend_from_slice(&frame);
         }
         if !self.pending.is_empty() {
             return self.hand_out(true);
@@ -190,14 +193,14 @@ impl Delivery {
 
 /// The byte stream of `frames`, sent with `pacing` and cut off after them when `broken`;
 /// `tally` (made for the same frames) records how it ended.
-pub(crate) fn sse_body(
-    frames: Vec<String>,
+pub(crate) fn sse_body<F: Into<Bytes>>(
+    frames: Vec<F>,
     broken: bool,
     pacing: Pacing,
     tally: Tally,
 ) -> BoxStream<'static, Result<Bytes, std::io::Error>> {
     let delivery = Delivery {
-        frames: frames.into(),
+        frames: frames.into_iter().map(Into::into).collect(),
         pacing,
         pending: BytesMut::new(),
         started: false,

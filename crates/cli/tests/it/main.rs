@@ -13,6 +13,7 @@ mod other;
 mod serve;
 mod shutdown;
 mod store_faults;
+mod upstream_faults;
 
 use assert_cmd::Command;
 use std::path::PathBuf;

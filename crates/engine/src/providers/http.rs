@@ -2,8 +2,9 @@
 //! with `Retry-After` and the provider's own error message), header redaction for stored
 //! payloads, and reading a server-sent-event stream into [`StreamEvent`]s.
 
+use super::utf8::{ChunkError, whole_characters};
 use super::{ProviderError, REDACTED, parse_retry_after};
-use eventsource_stream::Eventsource;
+use eventsource_stream::{EventStreamError, Eventsource};
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use serde_json::{Map, Value};
@@ -50,7 +51,7 @@ pub fn send_error(error: &reqwest::Error, timeout: Duration) -> ProviderError {
     }
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(inner) = source {
@@ -157,12 +158,14 @@ pub struct SseEvent {
 }
 
 /// The response body as a stream of server-sent events; a silence longer than `timeout`
-/// between events ends the stream with a timeout error, a broken connection with a stream error.
+/// between events ends the stream with a timeout error, a broken connection with a stream error,
+/// bytes that are not UTF-8 with a decode error at once (the SSE reader alone would hold every
+/// later byte back until the upstream closed the stream).
 pub fn sse(
     response: reqwest::Response,
     timeout: Duration,
 ) -> BoxStream<'static, Result<SseEvent, ProviderError>> {
-    let events = Box::pin(response.bytes_stream().eventsource());
+    let events = Box::pin(whole_characters(response.bytes_stream()).eventsource());
     futures::stream::unfold(Some(events), move |state| async move {
         let mut events = state?;
         match tokio::time::timeout(timeout, events.next()).await {
@@ -173,12 +176,29 @@ pub fn sse(
                 }),
                 Some(events),
             )),
-            Ok(Some(Err(e))) => Some((Err(ProviderError::Stream(e.to_string())), None)),
+            Ok(Some(Err(e))) => Some((Err(sse_error(e)), None)),
             Ok(None) => None,
             Err(_) => Some((Err(ProviderError::Timeout(timeout)), None)),
         }
     })
     .boxed()
+}
+
+fn sse_error(error: EventStreamError<ChunkError<reqwest::Error>>) -> ProviderError {
+    match error {
+        EventStreamError::Transport(ChunkError::Transport(e)) => {
+            ProviderError::Stream(error_chain(&e))
+        }
+        EventStreamError::Transport(ChunkError::NotUtf8 { at }) => ProviderError::Decode(format!(
+            "the stream is not valid UTF-8 (byte {at} of the body)"
+        )),
+        EventStreamError::Utf8(e) => {
+            ProviderError::Decode(format!("the stream is not valid UTF-8: {e}"))
+        }
+        EventStreamError::Parser(e) => {
+            ProviderError::Decode(format!("the stream is not server-sent events: {e}"))
+        }
+    }
 }
 
 #[cfg(test)]

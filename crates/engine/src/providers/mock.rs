@@ -90,7 +90,8 @@ impl Mock {
     }
 
     /// The reply: the completion, the deltas a stream sends it in when the script says, and —
-    /// for a broken stream — the error it breaks off with (after half of the deltas).
+    /// for a broken stream or an answer spoiled on the wire (`invalid_utf8`, `garbage`) — the
+    /// error it breaks off with (after half of the deltas; not streamed, the error alone).
     async fn reply(
         &self,
         request: &ChatRequest,
@@ -103,6 +104,20 @@ impl Mock {
         }
         let fault = reply.fault().map(|f| f.name());
         let mut broken = None;
+        let reply = match reply {
+            MockReply::Reset { .. } => {
+                return Err(ProviderError::Connection(
+                    "the mock closed the connection without an answer (injected reset)".into(),
+                ));
+            }
+            MockReply::Corrupt { fault, reply } => {
+                broken = Some(ProviderError::Decode(format!(
+                    "the mock's answer could not be read (injected {fault})"
+                )));
+                *reply
+            }
+            other => other,
+        };
         let (content, calls, usage, pieces) = match reply {
             MockReply::Text {
                 content,
@@ -128,6 +143,11 @@ impl Mock {
                     retry_after: retry_after.map(std::time::Duration::from_secs),
                     message,
                 });
+            }
+            MockReply::Reset { .. } | MockReply::Corrupt { .. } => {
+                return Err(ProviderError::Decode(
+                    "the mock's answer could not be read".into(),
+                ));
             }
             MockReply::BrokenStream { content, usage, .. } => {
                 broken = Some(ProviderError::Stream(

@@ -8,6 +8,7 @@ mod events;
 pub mod http;
 pub mod mock;
 pub mod openai;
+mod utf8;
 
 pub use anthropic::Anthropic;
 pub use http::HttpSettings;

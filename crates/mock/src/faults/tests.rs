@@ -171,6 +171,9 @@ fn faults_that_cannot_strike_say_so() {
         Fault::Http500,
         Fault::Slow { ms: 1 },
         Fault::BrokenStream,
+        Fault::Reset,
+        Fault::InvalidUtf8,
+        Fault::Garbage,
     ] {
         assert_eq!(fault.apply(&scalar, 1), None, "{fault}");
     }
@@ -215,6 +218,9 @@ fn faults_serialise_tagged_and_parse_from_names() {
         ),
         (Fault::Slow { ms: 250 }, json!({"kind": "slow", "ms": 250})),
         (Fault::BrokenStream, json!({"kind": "broken_stream"})),
+        (Fault::Reset, json!({"kind": "reset"})),
+        (Fault::InvalidUtf8, json!({"kind": "invalid_utf8"})),
+        (Fault::Garbage, json!({"kind": "garbage"})),
     ];
     for (fault, wire) in rows {
         assert_eq!(serde_json::to_value(fault).unwrap(), wire);
@@ -243,10 +249,55 @@ fn faults_serialise_tagged_and_parse_from_names() {
     }
     assert_eq!("slow".parse::<Fault>().unwrap(), Fault::Slow { ms: 1000 });
     assert_eq!("http429:5".parse::<Fault>().unwrap().name(), "http429");
-    for bad in ["", "fence:1", "gremlins", "slow:fast"] {
+    for bad in [
+        "",
+        "fence:1",
+        "gremlins",
+        "slow:fast",
+        "reset:1",
+        "garbage:2",
+    ] {
         assert!(bad.parse::<Fault>().is_err(), "{bad}");
     }
     for fault in Fault::default_mix() {
         assert_eq!(fault.name().parse::<Fault>().unwrap().name(), fault.name());
+    }
+}
+
+#[test]
+fn transport_faults_are_the_ones_outside_the_reply_text() {
+    let transport: Vec<&str> = [
+        Fault::Http500,
+        Fault::Http429 {
+            retry_after_secs: 1,
+        },
+        Fault::Slow { ms: 1 },
+        Fault::BrokenStream,
+        Fault::Reset,
+        Fault::InvalidUtf8,
+        Fault::Garbage,
+    ]
+    .iter()
+    .filter(|f| f.is_transport())
+    .map(Fault::name)
+    .collect();
+    assert_eq!(
+        transport,
+        [
+            "http500",
+            "http429",
+            "slow",
+            "broken_stream",
+            "reset",
+            "invalid_utf8",
+            "garbage"
+        ]
+    );
+    assert!(Fault::CONTENT.iter().all(|f| !f.is_transport()));
+    for name in ["reset", "invalid_utf8", "garbage"] {
+        assert!(
+            UnknownFault("x".into()).to_string().contains(name),
+            "{name}"
+        );
     }
 }

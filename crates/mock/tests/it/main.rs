@@ -10,6 +10,7 @@ mod faults;
 mod openai;
 mod server;
 mod stream;
+mod wire_faults;
 
 use bridle_core::{Context, Contract, Contracts};
 use bridle_mock::{MockConfig, MockServer};
