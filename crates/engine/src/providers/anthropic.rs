@@ -88,7 +88,11 @@ impl Anthropic {
         body
     }
 
-    async fn post(&self, body: &Value) -> Result<reqwest::Response, ProviderError> {
+    async fn post(
+        &self,
+        body: &Value,
+        deadline: http::Deadline,
+    ) -> Result<reqwest::Response, ProviderError> {
         let mut builder = self
             .client
             .post(self.settings.url("messages"))
@@ -97,13 +101,13 @@ impl Anthropic {
         if let Some(key) = &self.settings.api_key {
             builder = builder.header("x-api-key", key);
         }
-        http::send(builder, self.settings.timeout).await
+        http::send(builder, self.settings.timeout, deadline).await
     }
 
     /// Posts a non-streaming `body` and reads the completion (`model`: the model asked for,
     /// used when the answer does not name one).
     async fn complete_body(&self, body: &Value, model: &str) -> Result<Completion, ProviderError> {
-        let response = self.post(body).await?;
+        let response = self.post(body, http::Deadline::Whole).await?;
         let raw = http::json_body(response, self.settings.timeout).await?;
         if raw.get("content").is_none() {
             return Err(ProviderError::Decode("the answer has no content".into()));
@@ -233,7 +237,7 @@ impl Provider for Anthropic {
     async fn send_stream(&self, body: &Value) -> Result<EventStream, ProviderError> {
         let (body, fallback_model) = streaming(body, false);
         let forced = forced_tool(&body).unwrap_or(TOOL_NAME).to_owned();
-        let response = self.post(&body).await?;
+        let response = self.post(&body, http::Deadline::Headers).await?;
         let mut events = http::sse(response, self.settings.timeout);
         Ok(async_stream_events(move |tx| async move {
             let (mut content, mut usage, mut model, mut stop) =

@@ -89,17 +89,30 @@ pub async fn status_error(response: reqwest::Response) -> ProviderError {
     }
 }
 
+/// How long a request may take under the provider's `timeout`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deadline {
+    /// The whole exchange, body included (a complete answer).
+    Whole,
+    /// Until the response headers; a stream's body is then read event by event, each gap
+    /// bounded by [`sse`] — a long answer that keeps coming is never cut off.
+    Headers,
+}
+
 /// Sends a prepared request with the provider's timeout; a non-success status becomes a
 /// [`ProviderError::Status`].
 pub async fn send(
     builder: reqwest::RequestBuilder,
     timeout: Duration,
+    deadline: Deadline,
 ) -> Result<reqwest::Response, ProviderError> {
-    let response = builder
-        .timeout(timeout)
-        .send()
-        .await
-        .map_err(|e| send_error(&e, timeout))?;
+    let response = match deadline {
+        Deadline::Whole => builder.timeout(timeout).send().await,
+        Deadline::Headers => tokio::time::timeout(timeout, builder.send())
+            .await
+            .map_err(|_| ProviderError::Timeout(timeout))?,
+    }
+    .map_err(|e| send_error(&e, timeout))?;
     if response.status().is_success() {
         Ok(response)
     } else {

@@ -99,7 +99,11 @@ impl OpenAi {
         body
     }
 
-    async fn post(&self, body: &Value) -> Result<reqwest::Response, ProviderError> {
+    async fn post(
+        &self,
+        body: &Value,
+        deadline: http::Deadline,
+    ) -> Result<reqwest::Response, ProviderError> {
         let mut builder = self
             .client
             .post(self.settings.url("chat/completions"))
@@ -107,13 +111,13 @@ impl OpenAi {
         if let Some(key) = &self.settings.api_key {
             builder = builder.bearer_auth(key);
         }
-        http::send(builder, self.settings.timeout).await
+        http::send(builder, self.settings.timeout, deadline).await
     }
 
     /// Posts a non-streaming `body` and reads the completion (`model`: the model asked for,
     /// used when the answer does not name one).
     async fn complete_body(&self, body: &Value, model: &str) -> Result<Completion, ProviderError> {
-        let response = self.post(body).await?;
+        let response = self.post(body, http::Deadline::Whole).await?;
         let raw = http::json_body(response, self.settings.timeout).await?;
         let choice = raw
             .pointer("/choices/0")
@@ -284,7 +288,7 @@ impl Provider for OpenAi {
 
     async fn send_stream(&self, body: &Value) -> Result<EventStream, ProviderError> {
         let (body, fallback_model) = streaming(body, true);
-        let response = self.post(&body).await?;
+        let response = self.post(&body, http::Deadline::Headers).await?;
         let mut events = http::sse(response, self.settings.timeout);
         let stream = async_stream_events(move |tx| async move {
             let (mut content, mut usage, mut model, mut finish) = (String::new(), None, None, None);
