@@ -1,5 +1,6 @@
 //! The timing method shared by every tool in `bench/run` (the Python and Node scripts implement
-//! the same): one warm-up call, a batch size chosen so a batch lasts about a millisecond, then
+//! the same): warm-up calls for a fifth of the budget (at least one; JIT compilers and caches
+//! settle), a batch size chosen from the warm-up so a batch lasts about a millisecond, then
 //! batches until the budget is spent (at least 5); the result is the median time per call over
 //! the batches.
 
@@ -27,8 +28,12 @@ pub fn measure(f: impl FnMut()) -> Value {
 /// Median time per call of `f`: `{"median_ns", "samples", "batch"}`.
 pub fn measure_for(budget: Duration, mut f: impl FnMut()) -> Value {
     let start = Instant::now();
-    f();
-    let once = start.elapsed().max(Duration::from_nanos(1));
+    let mut calls = 0u32;
+    while calls == 0 || start.elapsed() < budget / 5 {
+        f();
+        calls += 1;
+    }
+    let once = (start.elapsed() / calls).max(Duration::from_nanos(1));
     let batch = usize::try_from((BATCH.as_nanos() / once.as_nanos()).max(1)).unwrap_or(1);
     let mut per_call = Vec::new();
     let begin = Instant::now();

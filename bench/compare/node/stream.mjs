@@ -4,7 +4,7 @@
 // character boundaries (code points, as Rust and Python count characters).
 // usage: node stream.mjs INPUT_DIR  → JSON on stdout
 // STREAM_SECONDS (default 3): time per size; a size whose single run takes longer than
-// STREAM_CAP_SECONDS (default 30) is the last one run for that tool.
+// STREAM_CAP_SECONDS (default 20) is the last one run for that tool.
 import { parsePartialJson } from "ai";
 import { readFileSync } from "node:fs";
 import { parse } from "partial-json";
@@ -13,7 +13,7 @@ import { measureLong, readJson, version } from "./timing.mjs";
 const dir = process.argv[2];
 const manifest = readJson(`${dir}/manifest.json`);
 const seconds = Number(process.env.STREAM_SECONDS ?? "3");
-const cap = Number(process.env.STREAM_CAP_SECONDS ?? "30");
+const cap = Number(process.env.STREAM_CAP_SECONDS ?? "20");
 
 function deltas(text, n) {
   const chars = Array.from(text);

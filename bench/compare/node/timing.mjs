@@ -1,6 +1,7 @@
-// The timing method every tool in bench/run uses (see bench/compare/timing.rs): one warm-up
-// call, a batch size chosen so a batch lasts about a millisecond, then batches until the budget
-// is spent (at least 5); the result is the median time per call over the batches.
+// The timing method every tool in bench/run uses (see bench/compare/timing.rs): warm-up calls
+// for a fifth of the budget (at least one; the JIT settles), a batch size chosen from the
+// warm-up so a batch lasts about a millisecond, then batches until the budget is spent (at least
+// 5); the result is the median time per call over the batches.
 
 const BATCH_NS = 1_000_000n;
 const MIN_SAMPLES = 5;
@@ -17,8 +18,12 @@ function median(xs) {
 
 export function measure(f, seconds = budget()) {
   const start = process.hrtime.bigint();
-  f();
-  let once = process.hrtime.bigint() - start;
+  let calls = 0n;
+  while (calls === 0n || Number(process.hrtime.bigint() - start) < seconds * 2e8) {
+    f();
+    calls++;
+  }
+  let once = (process.hrtime.bigint() - start) / calls;
   if (once < 1n) once = 1n;
   const batch = Number(BATCH_NS / once > 1n ? BATCH_NS / once : 1n);
   const perCall = [];
@@ -36,7 +41,9 @@ export function measure(f, seconds = budget()) {
 export async function measureLong(f, seconds, minRuns = 3) {
   const runs = [];
   const begin = performance.now();
-  while (runs.length < minRuns || performance.now() - begin < seconds * 1000) {
+  // A run longer than the whole budget is not repeated.
+  while ((runs.length < minRuns && !(runs.length && runs[0] > seconds * 1e9)) ||
+         performance.now() - begin < seconds * 1000) {
     const t = process.hrtime.bigint();
     await f();
     runs.push(Number(process.hrtime.bigint() - t));

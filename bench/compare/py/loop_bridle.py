@@ -5,7 +5,7 @@ mock-llm` with the same faults as Instructor's. A turn succeeds when the answer 
 own reply (not the contract's fallback) and the same Pydantic model Instructor uses accepts it;
 tokens are the usage the gateway reports (every attempt summed).
 
-usage: loop_bridle.py GATEWAY_URL KEY TURNS  → JSON on stdout"""
+usage: loop_bridle.py GATEWAY_URL KEY TURNS [VERSION]  → JSON on stdout"""
 
 import json
 import sys
@@ -39,6 +39,6 @@ for q in questions(turns):
             ok += 1
     except Exception as e:
         failures.append(f"{type(e).__name__}: {str(e)[:300]}")
-json.dump({"tool": "bridle", "turns": turns, "successes": ok, "client_calls": attempts,
+json.dump({"tool": "bridle", "version": sys.argv[4] if len(sys.argv) > 4 else "", "turns": turns, "successes": ok, "client_calls": attempts,
            "prompt_tokens": prompt, "completion_tokens": completion,
            "seconds": time.perf_counter() - start, "failures": failures[:5]}, sys.stdout, indent=1)

@@ -1,11 +1,15 @@
 """The selfhelp-response contract (contracts/selfhelp-response: schema.json and the declared
 rules of manifest.toml) as a Pydantic model, for the closed-loop comparison with Instructor.
 The schema's if/then branches and the manifest's rules are validators, so a reply this model
-accepts is one Bridle's contract accepts."""
+accepts is one Bridle's contract accepts. With SELFHELP_RULES=0 the validators pass everything:
+the model is the JSON Schema alone (its JSON Schema, what a model is shown, is the same)."""
 
+import os
 from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+RULES = os.environ.get("SELFHELP_RULES", "1") != "0"
 
 Concern = Literal["suicide", "self_harm", "harm_others", "violence", "sexual_abuse",
                   "substance_abuse", "eating_disorder", "domestic_violence", "child_safety",
@@ -25,6 +29,8 @@ class Safety(Strict):
 
     @model_validator(mode="after")
     def rules(self):
+        if not RULES:
+            return self
         if len(set(self.detected_concerns)) != len(self.detected_concerns):
             raise ValueError("detected_concerns must be unique")
         high = self.danger_level in ("critical", "emergency")
@@ -61,6 +67,8 @@ class FormField(Strict):
 
     @model_validator(mode="after")
     def rules(self):
+        if not RULES:
+            return self
         if self.type in ("radio", "checkbox", "select") and not self.options:
             raise ValueError(f"a {self.type} field needs options")
         if self.type == "scale" and (self.min is None or self.max is None):
@@ -74,11 +82,15 @@ class FormField(Strict):
 
 
 class Form(Strict):
+    title: Optional[str] = None
+    description: Optional[str] = None
     fields: list[FormField] = Field(min_length=1)
     submit_label: Optional[str] = None
 
     @model_validator(mode="after")
     def rules(self):
+        if not RULES:
+            return self
         ids = [f.id for f in self.fields]
         if len(set(ids)) != len(ids):
             raise ValueError("each form field needs its own id")

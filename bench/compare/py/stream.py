@@ -5,7 +5,7 @@ and encoded once; each delta is appended to the bytes so far, which are parsed w
 
 usage: stream.py INPUT_DIR  → JSON on stdout
 STREAM_SECONDS (default 3): time per size; a size whose single run takes longer than
-STREAM_CAP_SECONDS (default 30) is the last one run."""
+STREAM_CAP_SECONDS (default 20) is the last one run."""
 
 import json
 import os
@@ -26,7 +26,7 @@ def main():
     inputs = Path(sys.argv[1])
     manifest = json.loads((inputs / "manifest.json").read_text())
     seconds = float(os.environ.get("STREAM_SECONDS", "3"))
-    cap = float(os.environ.get("STREAM_CAP_SECONDS", "30"))
+    cap = float(os.environ.get("STREAM_CAP_SECONDS", "20"))
     rows = []
     for case in manifest["stream"]:
         pieces = deltas((inputs / case["file"]).read_text(), case["delta_chars"])

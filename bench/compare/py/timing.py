@@ -1,6 +1,7 @@
-"""The timing method every tool in bench/run uses (see bench/compare/timing.rs): one warm-up
-call, a batch size chosen so a batch lasts about a millisecond, then batches until the budget
-is spent (at least 5); the result is the median time per call over the batches."""
+"""The timing method every tool in bench/run uses (see bench/compare/timing.rs): warm-up calls
+for a fifth of the budget (at least one), a batch size chosen from the warm-up so a batch lasts
+about a millisecond, then batches until the budget is spent (at least 5); the result is the
+median time per call over the batches."""
 
 import os
 import statistics
@@ -18,8 +19,11 @@ def budget():
 def measure(f, seconds=None):
     seconds = budget() if seconds is None else seconds
     start = time.perf_counter_ns()
-    f()
-    once = max(time.perf_counter_ns() - start, 1)
+    calls = 0
+    while calls == 0 or time.perf_counter_ns() - start < seconds * 2e8:
+        f()
+        calls += 1
+    once = max((time.perf_counter_ns() - start) // calls, 1)
     batch = max(BATCH_NS // once, 1)
     per_call = []
     begin = time.perf_counter()
@@ -33,10 +37,13 @@ def measure(f, seconds=None):
 
 def measure_long(f, seconds, min_runs=3):
     """For calls that take from milliseconds to many seconds (streaming): whole calls, at least
-    `min_runs` of them, until `seconds` are spent; median."""
+    `min_runs` of them (one when it alone outlasts the budget), until `seconds` are spent;
+    median."""
     runs = []
     begin = time.perf_counter()
-    while len(runs) < min_runs or time.perf_counter() - begin < seconds:
+    # A run longer than the whole budget is not repeated.
+    while (len(runs) < min_runs and not (runs and runs[0] > seconds * 1e9)) \
+            or time.perf_counter() - begin < seconds:
         t = time.perf_counter_ns()
         f()
         runs.append(time.perf_counter_ns() - t)
