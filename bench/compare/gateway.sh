@@ -18,12 +18,15 @@ DURATION="${GATEWAY_DURATION:-10}"
 CONNECTIONS="${GATEWAY_CONNECTIONS:-64}"
 WORKERS="${LITELLM_WORKERS:-$(nproc)}"
 OHA_VERSION="1.14.0"
-KEY="bench-key-0123456789abcdef"
+# One key for both gateways: a Bridle user key, and LiteLLM's master key (which must start with sk-).
+KEY="sk-bench-key-0123456789abcdef"
 ADMIN="bench-admin-key-0123456789"
 WORK="$(mktemp -d)"
 pids=()
+LITELLM_PID=""
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    [ -n "$LITELLM_PID" ] && kill -- "-$LITELLM_PID" 2>/dev/null || true
     wait 2>/dev/null || true
     rm -rf "$WORK"
 }
@@ -62,7 +65,8 @@ OPENAI_BASE_URL="$MOCK/v1" OPENAI_API_KEY="sk-bench" BRIDLE_USER_KEYS="bench:$KE
 pids+=("$!")
 GATEWAY="$(url_in "$WORK/bridle.log")"
 
-# LiteLLM: the same mock as an OpenAI-compatible model, no database, no callbacks.
+# LiteLLM: the same mock as an OpenAI-compatible model, a master key (it refuses to start
+# without one), no database, no callbacks.
 LPORT="$(free_port)"
 cat >"$WORK/litellm.yaml" <<EOF
 model_list:
@@ -75,9 +79,10 @@ litellm_settings:
   set_verbose: false
   telemetry: false
 EOF
-LITELLM_LOG=ERROR "$PEERS/proxy/bin/litellm" --config "$WORK/litellm.yaml" --host 127.0.0.1 \
-    --port "$LPORT" --num_workers "$WORKERS" >"$WORK/litellm.log" 2>&1 &
-pids+=("$!")
+# (In a session of its own, so its worker processes are stopped with it.)
+LITELLM_MASTER_KEY="$KEY" LITELLM_LOG=ERROR setsid "$PEERS/proxy/bin/litellm" --config "$WORK/litellm.yaml" \
+    --host 127.0.0.1 --port "$LPORT" --num_workers "$WORKERS" >"$WORK/litellm.log" 2>&1 &
+LITELLM_PID="$!"
 LITELLM="http://127.0.0.1:$LPORT"
 for _ in $(seq 1 600); do
     curl -sf "$LITELLM/health/liveliness" >/dev/null 2>&1 && break
