@@ -413,21 +413,23 @@ async fn every_provider_returns_the_tool_calls_whole_and_streamed() {
 
 #[tokio::test]
 async fn a_stream_longer_than_the_timeout_is_not_cut_while_it_keeps_coming() {
+    const TIMEOUT: Duration = Duration::from_millis(1500);
     for kind in HTTP {
-        // Frames every 60 ms for well over the 400 ms timeout: each gap is short, the whole
-        // answer long — as a model writing a long reply.
+        // Frames every 100 ms for well over the 1.5 s timeout: each gap is short (a wide
+        // margin, so a loaded machine does not stretch one past the timeout), the whole answer
+        // long — as a model writing a long reply.
         let config = MockConfig {
-            stream_interval_ms: 60,
+            stream_interval_ms: 100,
             stream_piece_chars: 40,
             ..MockConfig::default()
         };
-        let (_server, p) = provider(kind, config, Some(KEY), Duration::from_millis(400)).await;
+        let (_server, p) = provider(kind, config, Some(KEY), TIMEOUT).await;
         let started = std::time::Instant::now();
         let (deltas, done) = collect(p.as_ref(), &request()).await;
         let done =
             done.unwrap_or_else(|e| panic!("{kind:?}: cut after {:?}: {e}", started.elapsed()));
         assert!(
-            started.elapsed() > Duration::from_millis(800),
+            started.elapsed() > TIMEOUT * 2,
             "{kind:?}: the stream should outlast the timeout ({:?})",
             started.elapsed()
         );
@@ -435,10 +437,10 @@ async fn a_stream_longer_than_the_timeout_is_not_cut_while_it_keeps_coming() {
 
         // A stream that goes silent longer than the timeout still ends with a timeout.
         let silent = MockConfig {
-            stream_interval_ms: 1500,
+            stream_interval_ms: 4000,
             ..MockConfig::default()
         };
-        let (_server, p) = provider(kind, silent, Some(KEY), Duration::from_millis(400)).await;
+        let (_server, p) = provider(kind, silent, Some(KEY), TIMEOUT).await;
         let (_, done) = collect(p.as_ref(), &request()).await;
         assert!(
             matches!(done, Err(ProviderError::Timeout(_))),
