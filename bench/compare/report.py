@@ -261,7 +261,7 @@ out += ["# Benchmarks: Bridle side by side", "",
         f"- run at {info.get('date')}; load average (1, 5, 15 min) **before {info.get('load_before')}, after "
         f"{info.get('load_after')}** — the machine was shared with other work, so expect noise of ±15 % or more "
         "between runs; the ratios are measured minutes apart under the same load.",
-        f"- method (the same in Rust, Python and Node: `bench/compare/timing.*`): a warm-up call, batches of calls "
+        f"- method (the same in Rust, Python and Node: `bench/compare/timing.*`): warm-up calls for a fifth of the budget, then batches of calls "
         f"lasting about 1 ms, batches for {info.get('bench_seconds')} s per case (at least 5), the median time per call. "
         "Streaming runs are timed whole (at least 3 runs). Bridle is built in release mode with mimalloc, as the `bridle` binary ships.",
         ""]
