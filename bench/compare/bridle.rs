@@ -16,8 +16,9 @@ mod cases;
 #[path = "timing.rs"]
 mod timing;
 
-use bridle_bench::{Wire, deltas, stream_deltas, stream_end, topic_reply, valid_reply, with_chars};
-use bridle_bench::invalid_reply;
+use bridle_bench::{
+    Wire, deltas, invalid_reply, stream_deltas, stream_end, topic_reply, valid_reply, with_chars,
+};
 use bridle_core::{Context, Contract, Contracts, StreamCheck};
 use serde_json::{Value, json};
 use std::hint::black_box;
@@ -68,7 +69,9 @@ fn repo_root() -> PathBuf {
 fn generate(dir: &Path) {
     std::fs::create_dir_all(dir).expect("input directory");
     let contracts = Contracts::builtin().expect("built-in contracts");
-    let selfhelp = contracts.get("selfhelp-response").expect("selfhelp-response");
+    let selfhelp = contracts
+        .get("selfhelp-response")
+        .expect("selfhelp-response");
     let topic = contracts.get("topic-analysis").expect("topic-analysis");
     let ctx = Context::new();
     let mut manifest = json!({"check": [], "xml": [], "stream": []});
@@ -81,13 +84,19 @@ fn generate(dir: &Path) {
             assert_eq!(checked.is_valid(), variant == "valid", "{variant} {label}");
             let name = format!("check-{variant}-{label}.json");
             write(dir, &name, &text);
-            push(&mut manifest["check"], json!({"file": name, "size": label, "variant": variant, "bytes": text.len()}));
+            push(
+                &mut manifest["check"],
+                json!({"file": name, "size": label, "variant": variant, "bytes": text.len()}),
+            );
         }
     }
     let xml = topic_reply(10_000);
     assert!(topic.check(&xml, &ctx).is_valid());
     write(dir, "xml-10KB.xml", &xml);
-    push(&mut manifest["xml"], json!({"file": "xml-10KB.xml", "size": "10KB", "bytes": xml.len()}));
+    push(
+        &mut manifest["xml"],
+        json!({"file": "xml-10KB.xml", "size": "10KB", "bytes": xml.len()}),
+    );
     for scale in STREAM_SCALES {
         let chars = STREAM_TOKENS * scale * DELTA_CHARS;
         let reply = with_chars(chars, |n| valid_reply(n).to_string());
@@ -102,10 +111,18 @@ fn generate(dir: &Path) {
         );
     }
     let corpus = cases::load(&repo_root().join("bench/compare/repair"));
-    write(dir, "repair-cases.json", &serde_json::to_string_pretty(&corpus).expect("json"));
+    write(
+        dir,
+        "repair-cases.json",
+        &serde_json::to_string_pretty(&corpus).expect("json"),
+    );
     manifest["repair"] = json!({"file": "repair-cases.json", "cases": corpus.len()});
     manifest["schema"] = json!(repo_root().join("contracts/selfhelp-response/schema.json"));
-    write(dir, "manifest.json", &serde_json::to_string_pretty(&manifest).expect("json"));
+    write(
+        dir,
+        "manifest.json",
+        &serde_json::to_string_pretty(&manifest).expect("json"),
+    );
     eprintln!("inputs written to {}", dir.display());
 }
 
@@ -119,7 +136,9 @@ fn push(list: &mut Value, item: Value) {
 fn time(dir: &Path) {
     let manifest: Value = serde_json::from_str(&read(dir, "manifest.json")).expect("manifest");
     let contracts = Contracts::builtin().expect("built-in contracts");
-    let selfhelp = contracts.get("selfhelp-response").expect("selfhelp-response");
+    let selfhelp = contracts
+        .get("selfhelp-response")
+        .expect("selfhelp-response");
     let topic = contracts.get("topic-analysis").expect("topic-analysis");
     let ctx = Context::new();
     let mut out = json!({"tool": "bridle", "version": env!("CARGO_PKG_VERSION")});
@@ -168,13 +187,19 @@ fn time(dir: &Path) {
 
 fn repair(dir: &Path, manifest: &Value, selfhelp: &Contract, ctx: &Context) -> Value {
     let any = Contract::from_schema("any", json!({})).expect("the empty schema");
-    let corpus: Vec<Value> =
-        serde_json::from_str(&read(dir, manifest["repair"]["file"].as_str().expect("file")))
-            .expect("corpus");
+    let corpus: Vec<Value> = serde_json::from_str(&read(
+        dir,
+        manifest["repair"]["file"].as_str().expect("file"),
+    ))
+    .expect("corpus");
     let mut results = Vec::new();
     for case in &corpus {
         let input = case["input"].as_str().expect("input");
-        let contract = if case["contract"] == "selfhelp-response" { selfhelp } else { &any };
+        let contract = if case["contract"] == "selfhelp-response" {
+            selfhelp
+        } else {
+            &any
+        };
         let checked = contract.check(input, ctx);
         let value = checked.value.clone().filter(|_| checked.is_valid());
         let stats = timing::measure_for(timing::budget() / 10, || {
@@ -197,8 +222,8 @@ fn stream(dir: &Path, manifest: &Value, selfhelp: &Contract, ctx: &Context) -> V
         // The incremental check: every delta pushed (violations a continuation cannot fix stop
         // the stream), then the complete check at the end.
         let incremental = measure(|| {
-            let mut check = stream_deltas(selfhelp, ctx, &pieces, None, &mut buf, &mut wire)
-                .expect("no abort");
+            let mut check =
+                stream_deltas(selfhelp, ctx, &pieces, None, &mut buf, &mut wire).expect("no abort");
             black_box(stream_end(selfhelp, ctx, &mut check, &mut buf, &mut wire));
         });
         // As the engine streams to a client: plus the value so far, throttled (100 ms at 50

@@ -14,7 +14,10 @@ use std::path::Path;
 /// Every case of both files: `{name, kind, contract, input, expected}`.
 pub fn load(dir: &Path) -> Vec<Value> {
     let mut out = Vec::new();
-    for (file, kind) in [("malformed.txt", "malformed"), ("must-not-repair.txt", "reject")] {
+    for (file, kind) in [
+        ("malformed.txt", "malformed"),
+        ("must-not-repair.txt", "reject"),
+    ] {
         let text = std::fs::read_to_string(dir.join(file))
             .unwrap_or_else(|e| panic!("reading {file}: {e}"));
         for case in text.split("\n### ").skip(1) {
