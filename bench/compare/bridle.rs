@@ -16,8 +16,9 @@ mod cases;
 #[path = "timing.rs"]
 mod timing;
 
-use bridle_bench::invalid_reply;
-use bridle_bench::{Wire, deltas, stream_deltas, stream_end, topic_reply, valid_reply, with_chars};
+use bridle_bench::{
+    Wire, deltas, invalid_reply, stream_deltas, stream_end, topic_reply, valid_reply, with_chars,
+};
 use bridle_core::{Context, Contract, Contracts, StreamCheck};
 use serde_json::{Value, json};
 use std::hint::black_box;

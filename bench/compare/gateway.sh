@@ -79,8 +79,9 @@ litellm_settings:
   set_verbose: false
   telemetry: false
 EOF
-# (In a session of its own, so its worker processes are stopped with it.)
-LITELLM_MASTER_KEY="$KEY" LITELLM_LOG=ERROR setsid "$PEERS/proxy/bin/litellm" --config "$WORK/litellm.yaml" \
+# (In a session of its own, so its worker processes are stopped with it; the model cost map
+# from the package, not fetched: this machine reaches no network.)
+LITELLM_MASTER_KEY="$KEY" LITELLM_LOG=ERROR LITELLM_LOCAL_MODEL_COST_MAP=True setsid "$PEERS/proxy/bin/litellm" --config "$WORK/litellm.yaml" \
     --host 127.0.0.1 --port "$LPORT" --num_workers "$WORKERS" >"$WORK/litellm.log" 2>&1 &
 LITELLM_PID="$!"
 LITELLM="http://127.0.0.1:$LPORT"

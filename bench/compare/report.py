@@ -222,7 +222,7 @@ if bridle.get("stream"):
     for name, ver, what, t in series:
         pts = [(deltas[s], t.get(s)) for s in scales if t.get(s)]
         sl = slope(pts)
-        cells = [fmt(t[s]) if t.get(s) else "not run (the size before took over the cap)" for s in scales]
+        cells = [fmt(t[s]) if t.get(s) else "not run ¹" for s in scales]
         shown = f"{sl:.3f}" if sl is not None else "—"
         stream_section.append(f"| {name} | {ver} | {what} | " + " | ".join(cells)
                               + f" | {shown} | {ratio(t.get(1), base.get(1))} |")
@@ -261,7 +261,7 @@ out += ["# Benchmarks: Bridle side by side", "",
         f"- run at {info.get('date')}; load average (1, 5, 15 min) **before {info.get('load_before')}, after "
         f"{info.get('load_after')}** — the machine was shared with other work, so expect noise of ±15 % or more "
         "between runs; the ratios are measured minutes apart under the same load.",
-        f"- method (the same in Rust, Python and Node: `bench/compare/timing.*`): a warm-up call, batches of calls "
+        f"- method (the same in Rust, Python and Node: `bench/compare/timing.*`): warm-up calls for a fifth of the budget, then batches of calls "
         f"lasting about 1 ms, batches for {info.get('bench_seconds')} s per case (at least 5), the median time per call. "
         "Streaming runs are timed whole (at least 3 runs). Bridle is built in release mode with mimalloc, as the `bridle` binary ships.",
         ""]
@@ -300,7 +300,10 @@ out += ["## 4. Streaming", "",
         "Bridle pushes each delta into its `StreamCheck` (which spots violations no continuation can fix and "
         "stops the stream) and checks the complete reply at the end; the peers re-parse the text so far after "
         "every delta, which is how they give a value mid-stream. Cells: median total time for the whole reply.", "",
-        *stream_section, "", "![streaming time against reply length](img/bench-stream.png)", ""]
+        *stream_section, "",
+        "¹ A peer's next size is skipped once one run of a size took longer than `STREAM_CAP_SECONDS` (20 s); "
+        "Bridle's value-after-every-delta row is run at 1× and 2× only (it is quadratic, like the peers).", "",
+        "![streaming time against reply length](img/bench-stream.png)", ""]
 out += ["## 5. Gateway overhead", ""]
 out += gateway["markdown"] if gateway else ["Not run in this run (`PARTS` without `gateway`, or it failed: see `target/bench-compare/results/gateway.log`)."]
 out += ["", "## 6. Closed loop: Bridle's turn loop vs Instructor", ""]

@@ -39,7 +39,9 @@ start = time.perf_counter()
 for q in questions(turns):
     try:
         client.chat.completions.create(
-            model="gpt-4o-mini", response_model=SelfhelpResponse, max_retries=attempts,
+            model="gpt-4o-mini", response_model=SelfhelpResponse,
+            # Instructor counts retries after the first attempt: ATTEMPTS in all, as Bridle.
+            max_retries=attempts - 1,
             messages=[{"role": "system", "content": "You are a supportive self-help assistant."},
                       {"role": "user", "content": q}])
         ok += 1
