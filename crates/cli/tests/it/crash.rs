@@ -4,11 +4,10 @@
 //! is torn (gaps in attempt numbers, an attempt without its user message, a final message
 //! without its attempts).
 
-use crate::{Running, spawn_listening};
+use crate::{Running, serve_in};
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::ffi::OsStr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,16 +28,7 @@ fn start(dir: &std::path::Path, store_url: Option<&str>) -> (Running, String) {
     if let Some(url) = store_url {
         envs.push(("BRIDLE__STORE_URL", url));
     }
-    spawn_listening(
-        &[
-            OsStr::new("serve"),
-            OsStr::new("--bind"),
-            OsStr::new("127.0.0.1:0"),
-            OsStr::new("--data-dir"),
-            dir.as_os_str(),
-        ],
-        &envs,
-    )
+    serve_in(dir, &envs)
 }
 
 /// A reply a client received: conversation, turn, message id, attempts.

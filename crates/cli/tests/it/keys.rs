@@ -2,8 +2,7 @@
 //! file of a running `bridle serve`, which puts the change in force within seconds; a key
 //! from the environment keeps working throughout.
 
-use crate::{bridle, spawn_listening};
-use std::ffi::OsStr;
+use crate::{bridle, serve_in};
 use std::time::{Duration, Instant};
 
 const ADMIN: &str = "admin-rotation-key-0000000";
@@ -55,14 +54,8 @@ async fn until(client: &reqwest::Client, url: &str, key: &str, want: u16) {
 #[tokio::test]
 async fn keys_are_added_and_revoked_while_the_server_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let (_server, url) = spawn_listening(
-        &[
-            OsStr::new("serve"),
-            OsStr::new("--bind"),
-            OsStr::new("127.0.0.1:0"),
-            OsStr::new("--data-dir"),
-            dir.path().as_os_str(),
-        ],
+    let (_server, url) = serve_in(
+        dir.path(),
         &[
             ("BRIDLE_ADMIN_KEY", ADMIN),
             ("BRIDLE__SERVER__KEY_RELOAD_MS", "200"),

@@ -93,6 +93,21 @@ impl Drop for Running {
     }
 }
 
+/// Starts `bridle serve` on a free loopback port with its files in `dir`, and the environment
+/// `envs`; returns it with its URL.
+pub fn serve_in(dir: &std::path::Path, envs: &[(&str, &str)]) -> (Running, String) {
+    spawn_listening(
+        &[
+            std::ffi::OsStr::new("serve"),
+            std::ffi::OsStr::new("--bind"),
+            std::ffi::OsStr::new("127.0.0.1:0"),
+            std::ffi::OsStr::new("--data-dir"),
+            dir.as_os_str(),
+        ],
+        envs,
+    )
+}
+
 /// Starts `bridle ARGS` (a server that prints its `http://…` address on standard error) and
 /// returns it with that URL; its standard error is kept from then on ([`Running::log`]).
 pub fn spawn_listening(args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> (Running, String) {

@@ -1,7 +1,7 @@
 //! Stopping `bridle serve` the way process managers and rolling deploys do (SIGTERM): requests
 //! in flight finish and are stored, new connections are refused, the process exits 0.
 
-use crate::spawn_listening;
+use crate::{serve_in, spawn_listening};
 use serde_json::{Value, json};
 use std::ffi::OsStr;
 use std::time::Duration;
@@ -23,14 +23,8 @@ async fn sigterm_drains_requests_in_flight_then_exits() {
     );
     let dir = tempfile::tempdir().unwrap();
     let upstream = format!("{mock_url}/v1");
-    let (mut server, url) = spawn_listening(
-        &[
-            OsStr::new("serve"),
-            OsStr::new("--bind"),
-            OsStr::new("127.0.0.1:0"),
-            OsStr::new("--data-dir"),
-            dir.path().as_os_str(),
-        ],
+    let (mut server, url) = serve_in(
+        dir.path(),
         &[
             ("BRIDLE_USER_KEYS", "ada:ada-shutdown-key-00000000"),
             ("BRIDLE_ADMIN_KEY", "admin-shutdown-key-000000"),

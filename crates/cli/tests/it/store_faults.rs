@@ -6,10 +6,9 @@
 //! On a read-only disk the gateway refuses to start and says why.
 
 use crate::crash::{Received, check_turns};
-use crate::{Running, spawn_listening};
+use crate::{Running, serve_in};
 use bridle_testkit::{TcpProxy, TestDatabase, server_address, with_address};
 use serde_json::{Value, json};
-use std::ffi::OsStr;
 use std::path::Path;
 use std::time::Duration;
 
@@ -26,16 +25,7 @@ fn start(dir: &Path, store_url: Option<&str>) -> (Running, String) {
     if let Some(url) = store_url {
         envs.push(("BRIDLE__STORE_URL", url));
     }
-    spawn_listening(
-        &[
-            OsStr::new("serve"),
-            OsStr::new("--bind"),
-            OsStr::new("127.0.0.1:0"),
-            OsStr::new("--data-dir"),
-            dir.as_os_str(),
-        ],
-        &envs,
-    )
+    serve_in(dir, &envs)
 }
 
 fn client() -> reqwest::Client {

@@ -7,7 +7,7 @@
 //! or an SSE `error` event), the gateway stays healthy, and the attempts it stored are the
 //! mock's request log one for one, in order, each with the body the mock received.
 
-use crate::{fixture, spawn_listening};
+use crate::{fixture, serve_in, spawn_listening};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::ffi::OsStr;
@@ -232,14 +232,8 @@ async fn every_upstream_fault_ends_in_a_reply_or_a_clear_error_and_every_request
     let data = dir.path().join("data");
     let upstream = format!("{mock_url}/v1");
     let dead = format!("http://127.0.0.1:{}/v1", dead_port());
-    let (_serve, url) = spawn_listening(
-        &[
-            OsStr::new("serve"),
-            OsStr::new("--bind"),
-            OsStr::new("127.0.0.1:0"),
-            OsStr::new("--data-dir"),
-            data.as_os_str(),
-        ],
+    let (_serve, url) = serve_in(
+        &data,
         &[
             ("BRIDLE_CONTRACTS_DIR", contracts),
             ("BRIDLE_ADMIN_KEY", ADMIN),
