@@ -43,27 +43,18 @@ if [ -z "${OHA:-}" ]; then
 fi
 cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
 BRIDLE="$ROOT/target/release/bridle"
-url_in() {
-    for _ in $(seq 1 300); do
-        if grep -qo 'http://[0-9.:]*' "$1" 2>/dev/null; then
-            grep -o 'http://[0-9.:]*' "$1" | head -1
-            return
-        fi
-        sleep 0.1
-    done
-    echo "server did not start: $(cat "$1")" >&2
-    return 1
-}
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 "$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &
 pids+=("$!")
-MOCK="$(url_in "$WORK/mock.log")"
+MOCK="$(url_in "$WORK/mock.log" 300)"
 OPENAI_BASE_URL="$MOCK/v1" OPENAI_API_KEY="sk-bench" BRIDLE_USER_KEYS="bench:$KEY" \
     BRIDLE_ADMIN_KEY="$ADMIN" BRIDLE__SERVER__LIMITS__ENABLED=false \
     RUST_LOG=warn "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$WORK/data" 2>"$WORK/bridle.log" &
 pids+=("$!")
-GATEWAY="$(url_in "$WORK/bridle.log")"
+GATEWAY="$(url_in "$WORK/bridle.log" 300)"
 
 # LiteLLM: the same mock as an OpenAI-compatible model, a master key (it refuses to start
 # without one), no database, no callbacks.

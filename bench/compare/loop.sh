@@ -24,17 +24,8 @@ exec 2>>"$RESULTS/loop.log"
 
 cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
 BRIDLE="$ROOT/target/release/bridle"
-url_in() {
-    for _ in $(seq 1 100); do
-        if grep -qo 'http://[0-9.:]*' "$1" 2>/dev/null; then
-            grep -o 'http://[0-9.:]*' "$1" | head -1
-            return
-        fi
-        sleep 0.1
-    done
-    echo "server did not start: $(cat "$1")" >&2
-    return 1
-}
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 mock() {
     "$BRIDLE" mock-llm --port 0 --seed 7 --fault-rate 0.25 --faults "$FAULTS" >/dev/null 2>"$WORK/$1.log" &
     pids+=("$!")

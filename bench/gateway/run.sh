@@ -58,19 +58,8 @@ echo "building bridle (release)" >&2
 cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
 BRIDLE="$ROOT/target/release/bridle"
 
-# The URL a server printed on the first line of its log (waits for it).
-url_in() {
-    local log="$1"
-    for _ in $(seq 1 100); do
-        if grep -qo 'http://[0-9.:]*' "$log" 2>/dev/null; then
-            grep -o 'http://[0-9.:]*' "$log" | head -1
-            return
-        fi
-        sleep 0.1
-    done
-    echo "server did not start: $(cat "$log")" >&2
-    return 1
-}
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 on "$LOAD_CPUS" "$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &
 pids+=("$!")
