@@ -39,6 +39,12 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
                     repaired.repairs,
                 );
             }
+            if let Some(ambiguity) = repaired.ambiguous {
+                return Checked::rejected(
+                    Violation::new("", "ambiguous", ambiguity.message).with_found(ambiguity.found),
+                    repaired.repairs,
+                );
+            }
             if !repaired.found_json {
                 return Checked::rejected(
                     Violation::new(

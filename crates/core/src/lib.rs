@@ -45,7 +45,7 @@ pub use contract::{Checked, Contract, Kind};
 pub use error::ContractError;
 pub use feedback::{MAX_CHARS as MAX_FEEDBACK_CHARS, MAX_ITEMS as MAX_FEEDBACK_ITEMS};
 pub use registry::Contracts;
-pub use repair::{Repaired, RootHint, repair};
+pub use repair::{Ambiguity, Repaired, RootHint, Truncation, repair};
 pub use report::{Repair, Violation};
 pub use stream::{Abort, Emit, StreamCheck};
 pub use tool_call::ToolCall;

@@ -13,7 +13,7 @@ pub struct Violation {
     /// JSON pointer into the value (`""` is the whole reply, `/content/suggestions/0` one item).
     pub path: String,
     /// Short rule name: a JSON Schema keyword (`required`, `enum`, …), a declared rule's kind
-    /// (`unique`, `less_than`, `implies`), or a parse-stage rule (`parse`, `truncated`, `empty`).
+    /// (`unique`, `less_than`, `implies`), or a parse-stage rule (`parse`, `truncated`, `ambiguous`, `not_json`, `empty`).
     pub rule: String,
     /// What is wrong, in words a model (and a person) can act on.
     pub message: String,

@@ -285,7 +285,7 @@ impl<'s> SectionReader<'s> {
             _ => RootHint::Array,
         };
         let repaired = repair(text, hint);
-        if repaired.truncated.is_none() {
+        if repaired.truncated.is_none() && repaired.ambiguous.is_none() {
             if let Ok(value) = serde_json::from_str::<Value>(&repaired.text) {
                 for r in repaired.repairs {
                     merge_repair(&mut self.repairs, r);

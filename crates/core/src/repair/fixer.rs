@@ -4,10 +4,11 @@
 //! stack (never recursion, so 100,000 nested `[` cost memory, not stack). Unchanged stretches
 //! are copied in bulk; every change is counted in a [`Tally`]. It stops at the end of the
 //! first complete value, at the first thing it cannot read (a [`Outcome::Failed`] that the
-//! caller answers by trying another start), or at the end of the text. There, after a
-//! complete value, it appends the missing closing brackets; anywhere else (inside a string,
-//! number or literal, after a key, `:` or `,`) the reply was cut off, and it says where with a
-//! JSON pointer instead of guessing the rest.
+//! caller answers by trying another start), or at the end of the text. There the value was
+//! cut off, and it says where with a JSON pointer instead of guessing the rest — except when
+//! the text is a region that the reply goes on after (a closed code fence): a value that ends
+//! there with brackets still open was finished by its writer, and the missing closing
+//! brackets are appended.
 
 use super::Truncation;
 use super::extract::comment_end;
@@ -92,6 +93,8 @@ enum CutKind {
     AfterComma,
     AfterKey,
     AfterColon,
+    /// After a complete member or element, with brackets still open.
+    AfterValue,
 }
 
 /// Why the main loop stopped before a complete value.
@@ -136,19 +139,24 @@ pub(super) struct Fixer<'a> {
     stack: Vec<Frame>,
     /// Whether a `"` that cannot end its string is read as content (see [`copy_string`]).
     lenient: bool,
+    /// Whether the text ending after a complete member, brackets still open, is completed
+    /// (the reply went on after this region) rather than reported as cut off.
+    close_at_end: bool,
 }
 
 impl<'a> Fixer<'a> {
     /// Reads the value starting at `src[start]` and copies it, repaired, into a [`Fixed`].
     /// `src` must be valid UTF-8 (it is a `&str`'s bytes, cut at character boundaries).
-    /// `lenient` reads a `"` that cannot end its string as a quote the writer forgot to escape.
-    pub(super) fn fix(src: &'a [u8], start: usize, lenient: bool) -> Fixed {
+    /// `lenient` reads a `"` that cannot end its string as a quote the writer forgot to escape;
+    /// `close_at_end` appends the closing brackets a value that ends `src` still lacks.
+    pub(super) fn fix(src: &'a [u8], start: usize, lenient: bool, close_at_end: bool) -> Fixed {
         let mut fixer = Self {
             src,
             pos: start,
             out: Output::with_capacity(src.len().saturating_sub(start).min(1 << 16) + 16),
             stack: Vec::new(),
             lenient,
+            close_at_end,
         };
         let outcome = match fixer.run() {
             Ok(end) => Outcome::Complete { end },
@@ -413,12 +421,14 @@ impl<'a> Fixer<'a> {
         Ok(self.value_done())
     }
 
-    /// At the end of the text: closes what is open after a complete value, or says what was cut.
+    /// At the end of the text: says what was cut, or (`close_at_end`) closes what is open after
+    /// a complete value.
     fn at_end(&mut self) -> Result<usize, Stop> {
         let Some(top) = self.stack.last() else {
             return Err(Stop::Invalid);
         };
         let kind = match top.slot {
+            Slot::AfterValue if !self.close_at_end => CutKind::AfterValue,
             Slot::AfterValue => {
                 let kept = self
                     .out
@@ -451,13 +461,18 @@ impl<'a> Fixer<'a> {
             let inner = depth < last;
             let named = match frame.container {
                 Container::Object => {
-                    inner || matches!(frame.slot, Slot::AfterKey | Slot::AfterColon)
+                    inner
+                        || matches!(frame.slot, Slot::AfterKey | Slot::AfterColon)
+                        || kind == CutKind::AfterValue
                 }
                 Container::Array => {
                     inner
                         || matches!(
                             kind,
-                            CutKind::InString | CutKind::InScalar | CutKind::AfterComma
+                            CutKind::InString
+                                | CutKind::InScalar
+                                | CutKind::AfterComma
+                                | CutKind::AfterValue
                         )
                 }
             };
@@ -483,6 +498,11 @@ impl<'a> Fixer<'a> {
             CutKind::AfterComma => format!("after a comma, before the next item at {at}"),
             CutKind::AfterKey => format!("after the key at {at}, before its value"),
             CutKind::AfterColon => format!("after the ':' at {at}, before its value"),
+            CutKind::AfterValue => {
+                let open = self.stack.len();
+                let s = if open == 1 { "" } else { "s" };
+                format!("after the value at {at}, with {open} bracket{s} still open")
+            }
         };
         Truncation {
             path,
@@ -517,7 +537,7 @@ mod tests {
 
     fn fix(src: &str) -> Fixed {
         let start = src.find(['{', '[']).unwrap_or(0);
-        Fixer::fix(src.as_bytes(), start, false)
+        Fixer::fix(src.as_bytes(), start, false, true)
     }
 
     #[test]

@@ -8,10 +8,15 @@
 //! first result that parses, and whose root is what the [`RootHint`] asks for, wins. Starts
 //! that lie inside a value an earlier start already read are skipped, so an inner object is
 //! never taken for the answer, and the total work stays linear in the length of the reply.
+//!
+//! Two things are refused rather than guessed: a reply that ends with brackets still open
+//! (reported as [`Truncation`]: a number or a list that ends there may have gone on), and a
+//! reply that holds two different answers of the same shape ([`Ambiguity`], `rival.rs`).
 
 mod extract;
 mod fixer;
 mod output;
+mod rival;
 mod scalar;
 mod search;
 mod string;
@@ -44,6 +49,37 @@ pub struct Truncation {
     pub message: String,
 }
 
+/// A reply that holds two different answers of the same shape (`Option A: {…} Option B: {…}`):
+/// taking either would be a guess, so none is taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ambiguity {
+    /// What was found, in words, for the feedback.
+    pub message: String,
+    /// The start of the second answer, quoted.
+    pub found: String,
+}
+
+impl Ambiguity {
+    /// The answers start at byte `first` and `second` of `text`.
+    fn new(text: &str, first: usize, second: usize) -> Self {
+        let line = |at: usize| text.get(..at).unwrap_or(text).matches('\n').count() + 1;
+        let (a, b) = (line(first.min(second)), line(first.max(second)));
+        let place = if a == b {
+            format!("both on line {a}")
+        } else {
+            format!("on lines {a} and {b}")
+        };
+        let rest = text.get(second..).unwrap_or_default();
+        let found: String = rest.lines().next().unwrap_or_default().chars().take(60).collect();
+        Self {
+            message: format!(
+                "the reply holds two different JSON answers of the same shape ({place}); send exactly one"
+            ),
+            found,
+        }
+    }
+}
+
 /// The result of [`repair`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repaired {
@@ -55,6 +91,8 @@ pub struct Repaired {
     pub truncated: Option<Truncation>,
     /// False when nothing that could start JSON (`{`, `[`, a code fence) was found.
     pub found_json: bool,
+    /// Set when the reply holds two different answers; `text` is then the first of them.
+    pub ambiguous: Option<Ambiguity>,
 }
 
 /// Repairs an almost-JSON reply. Text that already parses is returned unchanged.
@@ -65,6 +103,7 @@ pub fn repair(raw: &str, hint: RootHint) -> Repaired {
             repairs: Vec::new(),
             truncated: None,
             found_json: true,
+            ambiguous: None,
         };
     }
     let mut seed = Tally::default();

@@ -12,7 +12,7 @@
 use super::extract::{self, Fence, Fences, Gap, Starts};
 use super::fixer::{Fixed, Fixer, Outcome};
 use super::tally::{Kind, Tally};
-use super::{Repaired, RootHint, parses};
+use super::{Repaired, RootHint, parses, rival};
 use std::ops::Range;
 
 /// How many code fences are looked into.
@@ -20,15 +20,15 @@ const MAX_FENCES: usize = 8;
 /// How many `{`/`[` starts are tried inside one fence, and in the whole text.
 const MAX_STARTS: usize = 16;
 
-/// Runs the fixer from `start`; when it fails, once more reading a `"` that cannot end its
+/// Runs the fixer from `start` (`close_at_end`: the reply goes on after `src`); when it fails, once more reading a `"` that cannot end its
 /// string (`"He said "hi""`) as a quote the writer forgot to escape. That reading is kept
 /// only when it yields a whole value that parses, so it never changes what the strict one reads.
-fn fix(src: &[u8], start: usize) -> Fixed {
-    let strict = Fixer::fix(src, start, false);
+fn fix(src: &[u8], start: usize, close_at_end: bool) -> Fixed {
+    let strict = Fixer::fix(src, start, false, close_at_end);
     if !matches!(strict.outcome, Outcome::Failed { .. }) {
         return strict;
     }
-    let lenient = Fixer::fix(src, start, true);
+    let lenient = Fixer::fix(src, start, true, close_at_end);
     match lenient.outcome {
         Outcome::Complete { .. } if valid(&lenient) => lenient,
         _ => strict,
@@ -164,7 +164,7 @@ impl<'a> Search<'a> {
     /// Runs the fixer from `start` in `region` and files the result.
     fn attempt(&mut self, region: Range<usize>, fence: Option<Fence>, start: usize) -> Verdict {
         let src = self.text.as_bytes().get(region.clone()).unwrap_or_default();
-        let fixed = fix(src, start);
+        let fixed = fix(src, start, region.end < self.text.len());
         let base = region.start;
         let attempt = Attempt {
             region,
@@ -196,7 +196,7 @@ impl<'a> Search<'a> {
     /// only a success counts, since such a reply holds no `{`/`[` to speak of.
     fn attempt_scalar(&mut self, start: usize) -> Verdict {
         let src = self.text.as_bytes();
-        let fixed = fix(src, start);
+        let fixed = fix(src, start, false);
         match fixed.outcome {
             Outcome::Complete { end }
                 if !Gap::of(src.get(end..).unwrap_or_default()).prose && valid(&fixed) =>
@@ -255,6 +255,7 @@ impl<'a> Search<'a> {
                 repairs: tally.into_repairs(),
                 truncated: None,
                 found_json,
+                ambiguous: None,
             };
         };
         let bytes = self.text.as_bytes();
@@ -288,6 +289,15 @@ impl<'a> Search<'a> {
             Kind::SurroundingProse,
             u32::from(outside_after || trailing.prose),
         );
+        let ambiguous = match attempt.fixed.outcome {
+            Outcome::Complete { end } => rival::rival(
+                self.text,
+                self.hint,
+                region.start + attempt.start..region.start + end,
+                &attempt.fixed.text,
+            ),
+            _ => None,
+        };
         let mut text = attempt.fixed.text;
         let truncated = match attempt.fixed.outcome {
             Outcome::Cut(cut) => Some(cut),
@@ -307,6 +317,7 @@ impl<'a> Search<'a> {
             repairs: tally.into_repairs(),
             truncated,
             found_json,
+            ambiguous,
         }
     }
 }

@@ -176,9 +176,9 @@ fn each_repair_kind() {
             &[("invalid_escape", 5)],
         ),
         (
-            "{\"a\": [1, {\"b\": true",
+            "```\n{\"a\": [1, {\"b\": true\n```",
             json!({"a": [1, {"b": true}]}),
-            &[("unclosed_bracket", 3)],
+            &[("code_fence", 1), ("unclosed_bracket", 3)],
         ),
         (
             "{\"a\": [1, 2}",
@@ -337,7 +337,7 @@ fn formatting_is_kept() {
         repaired.text,
         "{\n  \"a\": [1, 2],\n  \"b\": 1,\n  \"c\": 2\n}"
     );
-    let repaired = repair("{\"a\": {\"b\": 1\n", RootHint::Any);
+    let repaired = repair("```\n{\"a\": {\"b\": 1\n```", RootHint::Any);
     assert_eq!(repaired.text, "{\"a\": {\"b\": 1}}");
 }
 
@@ -419,6 +419,26 @@ fn truncations_name_the_value_being_written() {
             "",
             "the reply ends right after the opening bracket of the root (it was cut off)",
         ),
+        (
+            r#"{"count": 12"#,
+            "/count",
+            "the reply ends after the value at /count, with 1 bracket still open (it was cut off)",
+        ),
+        (
+            "{\"a\": 1, \"b\": [1, 2, 3]\n\n",
+            "/b",
+            "the reply ends after the value at /b, with 1 bracket still open (it was cut off)",
+        ),
+        (
+            r#"Sure: {"a": [1, {"b": true"#,
+            "/a/1/b",
+            "the reply ends after the value at /a/1/b, with 3 brackets still open (it was cut off)",
+        ),
+        (
+            "```json\n[\"x\", \"y\"",
+            "/1",
+            "the reply ends after the value at /1, with 1 bracket still open (it was cut off)",
+        ),
     ];
     for &(input, path, message) in rows {
         let repaired = repair(input, RootHint::Any);
@@ -480,7 +500,8 @@ fn text_that_parses_is_never_changed() {
                 text: input.to_owned(),
                 repairs: vec![],
                 truncated: None,
-                found_json: true
+                found_json: true,
+                ambiguous: None,
             },
             "{input:?}"
         );
@@ -535,9 +556,12 @@ fn deep_nesting_uses_no_recursion() {
         let _ = repair(&closed, RootHint::Any);
         let objects = "{\"a\":".repeat(100_000);
         let _ = repair(&objects, RootHint::Object);
-        // Shallow enough for serde_json: repaired and parsed.
-        let repaired = repair(&format!("{}1", "[".repeat(100)), RootHint::Any);
-        assert_eq!(kinds(&repaired), [("unclosed_bracket", 100)]);
+        // Shallow enough for serde_json: repaired (in a closed fence, so finished) and parsed.
+        let repaired = repair(&format!("```\n{}1\n```", "[".repeat(100)), RootHint::Any);
+        assert_eq!(
+            kinds(&repaired),
+            [("code_fence", 1), ("unclosed_bracket", 100)]
+        );
         assert!(serde_json::from_str::<Value>(&repaired.text).is_ok());
     });
 }
@@ -700,5 +724,36 @@ proptest! {
             let _ = repair(&text, hint);
             let _ = repair(&format!("Sure!\n```json\n{text}\n```"), hint);
         }
+    }
+}
+
+#[test]
+fn two_answers_of_the_same_shape_are_refused() {
+    let two = "Option A: {\"choice\": \"walk\", \"minutes\": 20}\nOption B: {\"choice\": \"nap\", \"minutes\": 15}\nWhich one?";
+    let repaired = repair(two, RootHint::Object);
+    let ambiguity = repaired.ambiguous.expect("two answers");
+    assert_eq!(
+        ambiguity.message,
+        "the reply holds two different JSON answers of the same shape (on lines 1 and 2); send exactly one"
+    );
+    assert_eq!(ambiguity.found, "{\"choice\": \"nap\", \"minutes\": 15}");
+    // Also when the first starts the reply, sits in a fence, or the two are arrays of objects.
+    for two in [
+        "{\"a\": 1}\nor rather {'a': 2}",
+        "```json\n{\"a\": 1}\n```\nor\n```json\n{\"a\": 2,}\n```",
+        "[{\"n\": 1}] or [{\"n\": 2}]",
+    ] {
+        assert!(repair(two, RootHint::Any).ambiguous.is_some(), "{two:?}");
+    }
+    // Not rivals: another shape, the same value again, an inner value, a scalar, a cut one.
+    for one in [
+        "{\"done\": true}\n(Note: fields like {\"extra\": 1} were left out.)",
+        "```json\n{\"c\": \"list\"}\n```\nRun: curl -d '{\"c\": \"list\"}' host",
+        "Here: {\"a\": {\"a\": 1}}.",
+        "[1, 2] see [3]",
+        "Sure: {\"a\": 1}, then {\"a\": 2",
+    ] {
+        let repaired = repair(one, RootHint::Any);
+        assert!(repaired.ambiguous.is_none(), "{one:?}: {repaired:?}");
     }
 }
