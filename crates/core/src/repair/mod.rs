@@ -70,7 +70,13 @@ impl Ambiguity {
             format!("on lines {a} and {b}")
         };
         let rest = text.get(second..).unwrap_or_default();
-        let found: String = rest.lines().next().unwrap_or_default().chars().take(60).collect();
+        let found: String = rest
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .take(60)
+            .collect();
         Self {
             message: format!(
                 "the reply holds two different JSON answers of the same shape ({place}); send exactly one"

@@ -78,7 +78,10 @@ mod tests {
 
     #[test]
     fn shapes_are_keys_not_values() {
-        assert!(same_shape(&json!({"a": 1, "b": 2}), &json!({"b": "x", "a": null})));
+        assert!(same_shape(
+            &json!({"a": 1, "b": 2}),
+            &json!({"b": "x", "a": null})
+        ));
         assert!(!same_shape(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
         assert!(!same_shape(&json!({}), &json!({})));
         assert!(same_shape(&json!([{"n": 1}]), &json!([{"n": 2}, {"n": 3}])));
