@@ -46,9 +46,7 @@ pub(super) fn rival(
             continue;
         };
         let answer = answer.get_or_insert_with(|| serde_json::from_str::<Value>(chosen).ok());
-        let Some(answer) = answer.as_ref() else {
-            return None;
-        };
+        let answer = answer.as_ref()?;
         if same_shape(answer, &other) && *answer != other {
             return Some(Ambiguity::new(text, span.start, start));
         }
