@@ -7,6 +7,7 @@
 #   RATES="1000" DURATION=30 bench/gateway/run.sh
 #   DATA_DIR=/dev/shm bench/gateway/run.sh   # the store on a RAM disk (a fresh directory in it)
 #   PIN=0 bench/gateway/run.sh           # no CPU pinning
+#   BRIDLE=/tmp/bridle-old bench/gateway/run.sh   # a given binary (no build)
 #
 # Writes bench/gateway/results.md (and prints it). Everything runs on this machine. With PIN=1
 # (the default on two or more cores) the gateway gets a core of its own (GATEWAY_CPUS, default
@@ -54,9 +55,11 @@ oha_bin() {
 }
 OHA="$(oha_bin)"
 
-echo "building bridle (release)" >&2
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
-BRIDLE="$ROOT/target/release/bridle"
+if [ -z "${BRIDLE:-}" ]; then
+    echo "building bridle (release)" >&2
+    cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
+    BRIDLE="$ROOT/target/release/bridle"
+fi
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"

@@ -6,9 +6,10 @@
 //!   holding a connection for ever. hyper's own deadline needs a timer, which `axum::serve`
 //!   does not give it, and starts only with the first byte, so the first byte has a deadline
 //!   of its own here; its HTTP-version sniffing would wait for that byte without any, so this
-//!   server speaks HTTP/1.1 only (HTTP/2 is for the TLS terminator in front of it). A kept-alive
-//!   connection idle between two requests is not cut: it holds one of the
-//!   [`Guards::max_connections`] slots until its client closes it;
+//!   server speaks HTTP/1.1 only (HTTP/2 is for the TLS terminator in front of it). hyper's
+//!   deadline also runs while a kept-alive connection waits for its next request, so an idle
+//!   connection is closed after the same time and frees its [`Guards::max_connections`] slot
+//!   (a request in progress, and a response still streaming, are never cut by it);
 //! - at most [`Guards::max_connections`] open connections: past it, new connections wait in the
 //!   kernel's backlog instead of exhausting file descriptors;
 //! - `TCP_NODELAY` on every connection (small JSON answers and SSE events go out at once);

@@ -90,6 +90,63 @@ async fn a_client_that_sends_nothing_is_cut_off() {
     assert!(after < Duration::from_secs(3), "closed after {after:?}");
 }
 
+/// Sends one kept-alive `GET /healthz` on `stream` and reads its whole answer.
+async fn keep_alive_healthz(stream: &mut TcpStream) {
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: bridle\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    loop {
+        let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut chunk))
+            .await
+            .expect("an answer")
+            .unwrap();
+        assert!(n > 0, "closed before answering");
+        answer.extend_from_slice(&chunk[..n]);
+        let text = String::from_utf8_lossy(&answer);
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .expect("content-length");
+            if body.len() >= length {
+                return;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_idle_kept_alive_connection_is_closed_after_the_header_timeout_and_frees_its_slot() {
+    // One slot: while the idle connection holds it, no one else is served.
+    let server = start(1).await;
+    let mut kept = TcpStream::connect(server.address).await.unwrap();
+    // hyper's header deadline also runs while a kept-alive connection waits for its next
+    // request. Requests closer together than it keep the connection open…
+    let started = Instant::now();
+    for _ in 0..5 {
+        keep_alive_healthz(&mut kept).await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+    assert!(started.elapsed() > Duration::from_millis(700));
+    keep_alive_healthz(&mut kept).await;
+    // …and once it waits past it, the server closes it, and the slot serves another client.
+    let (rest, after) = until_closed(&mut kept).await;
+    assert_eq!(rest, "", "nothing more was sent");
+    assert!(
+        after >= Duration::from_millis(300),
+        "closed after {after:?}"
+    );
+    assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
+}
+
 #[tokio::test]
 async fn a_body_that_stops_arriving_ends_the_request() {
     let server = start(64).await;
