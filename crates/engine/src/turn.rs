@@ -230,10 +230,14 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         let mut record = attempt_record(&input, &turn_id, attempt, payload, latency.as_millis());
         let retry_after = match result {
             Ok((completion, check)) => {
-                let checked = input.contract.check_reply(
-                    &completion.content,
-                    &completion.tool_calls,
-                    &context,
+                let checked = cut_at_limit(
+                    input.contract,
+                    &completion,
+                    input.contract.check_reply(
+                        &completion.content,
+                        &completion.tool_calls,
+                        &context,
+                    ),
                 );
                 fill_completion(&mut record, &completion, &checked);
                 input.metrics.attempt(
@@ -349,6 +353,37 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         usage,
         safety: None,
     })
+}
+
+/// The rule of the violation added to a reply the provider cut at the output token limit.
+pub const MAX_TOKENS_RULE: &str = "max_tokens";
+
+/// A reply the provider stopped at the output token limit (`finish_reason` `length`, Anthropic's
+/// `max_tokens`) is incomplete. A JSON or XML reply proves it by its structure (the check says
+/// `truncated`), and one whose value was complete before the cut (only prose after it was lost)
+/// stands; any other is refused with a `max_tokens` violation — first, so the feedback opens
+/// with it: a retry that writes as much again would be cut again.
+fn cut_at_limit(contract: &Contract, completion: &Completion, mut checked: Checked) -> Checked {
+    let at_limit = matches!(
+        completion.finish_reason.as_deref(),
+        Some("length" | "max_tokens")
+    );
+    let complete_structure = checked.is_valid()
+        && matches!(
+            contract.kind(),
+            bridle_core::Kind::Json | bridle_core::Kind::Xml
+        );
+    if at_limit && !complete_structure {
+        checked.violations.insert(
+            0,
+            Violation::new(
+                "",
+                MAX_TOKENS_RULE,
+                "the reply hit the output token limit and was cut off; send a complete reply that is shorter",
+            ),
+        );
+    }
+    checked
 }
 
 /// After a streamed attempt's complete check: a valid reply releases the text the stream held

@@ -12,7 +12,7 @@ use super::{
 use async_trait::async_trait;
 use bridle_core::{Contracts, ToolCall};
 use bridle_mock::{
-    MockConfig, MockMessage, MockModel, MockReply, MockRequest, MockTool, ReplyFormat,
+    MockConfig, MockMessage, MockModel, MockReply, MockRequest, MockTool, ReplyFormat, StopReason,
 };
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -118,20 +118,27 @@ impl Mock {
             }
             other => other,
         };
-        let (content, calls, usage, pieces) = match reply {
+        let (content, calls, usage, pieces, stop) = match reply {
             MockReply::Text {
                 content,
                 calls,
                 usage,
                 pieces,
+                stop,
                 ..
-            } => (content, calls, usage, pieces),
+            } => (content, calls, usage, pieces, stop),
             MockReply::ToolCall {
                 input,
                 usage,
                 pieces,
                 ..
-            } => (input.to_string(), Vec::new(), usage, pieces),
+            } => (
+                input.to_string(),
+                Vec::new(),
+                usage,
+                pieces,
+                StopReason::End,
+            ),
             MockReply::Http {
                 status,
                 retry_after,
@@ -153,7 +160,7 @@ impl Mock {
                 broken = Some(ProviderError::Stream(
                     "the mock broke the stream off (injected fault)".into(),
                 ));
-                (content, Vec::new(), usage, None)
+                (content, Vec::new(), usage, None, StopReason::End)
             }
         };
         let usage = Usage {
@@ -165,11 +172,14 @@ impl Mock {
             .map(|call| ToolCall::new(call.name, call.arguments))
             .collect();
         let mut raw = json!({"object": "bridle.mock.completion", "content": content, "fault": fault, "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}});
-        let finish = if tool_calls.is_empty() {
-            "stop"
-        } else {
+        // The finish reasons an OpenAI-compatible server gives.
+        let finish = if !tool_calls.is_empty() {
             raw["tool_calls"] = json!(tool_calls);
             "tool_calls"
+        } else if stop == StopReason::Length {
+            "length"
+        } else {
+            "stop"
         };
         let completion = Completion {
             raw,

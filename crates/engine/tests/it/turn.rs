@@ -127,6 +127,20 @@ async fn content_faults_are_fixed_by_feedback(store: Arc<dyn Store>) {
             feedback.starts_with("Your previous reply did not meet the contract"),
             "{fault}: {feedback}"
         );
+        // A reply stopped at the output token limit says so first: writing as much again
+        // would be cut again.
+        let rules: Vec<&str> = tried[0]
+            .data
+            .violations
+            .iter()
+            .map(|v| v.rule.as_str())
+            .collect();
+        if fault == "truncate" {
+            assert_eq!(rules[..2], ["max_tokens", "truncated"], "{fault}");
+            assert!(feedback.contains("output token limit"), "{feedback}");
+        } else {
+            assert!(!rules.contains(&"max_tokens"), "{fault}: {rules:?}");
+        }
         assert_eq!(outcome.value, tried[1].data.value.clone().unwrap());
         // Token usage is the sum over the attempts.
         let tokens: u64 = tried
