@@ -5,8 +5,8 @@
 //!
 //! Everything is derived from the seed, the conversation and the attempt number, so a retry
 //! can recompute what the previous attempt did without server state: a content fault given at
-//! attempt k is fixed at attempt k+1 when Bridle's feedback names its target (any feedback for
-//! a whole-reply fault) and repeated otherwise — good feedback fixes a fault, bad feedback does
+//! attempt k is fixed at attempt k+1 when the feedback names its target (any feedback for
+//! a whole-reply fault; Bridle's, or another loop's Pydantic validation report) and repeated otherwise — good feedback fixes a fault, bad feedback does
 //! not. The only state kept is which script turn a conversation is on and how many transport
 //! faults in a row an identical request got (so that a retry after HTTP 500 draws afresh).
 
@@ -622,14 +622,22 @@ fn is_under(pointer: &str, ancestor: &str) -> bool {
 }
 
 /// True when `feedback` names `target` (or something inside it); any feedback names the root.
+/// Bridle's feedback names JSON pointers (`/safety/danger_level`); another loop's validation
+/// report names Pydantic locations, each on a line of its own (`safety.danger_level`).
 pub(crate) fn mentions(feedback: &str, target: &str) -> bool {
     if target.is_empty() {
         return true;
     }
-    feedback.match_indices(target).any(|(at, _)| {
+    let pointer = feedback.match_indices(target).any(|(at, _)| {
         let after = feedback[at + target.len()..].chars().next();
         !matches!(after, Some(c) if c.is_alphanumeric() || c == '_' || c == '-')
-    })
+    });
+    let dotted = target.trim_start_matches('/').replace('/', ".");
+    pointer
+        || feedback.lines().map(str::trim).any(|line| {
+            line.strip_prefix(dotted.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        })
 }
 
 #[cfg(test)]

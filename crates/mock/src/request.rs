@@ -49,6 +49,13 @@ impl MockMessage {
                 .lines()
                 .any(|line| line.trim_start().starts_with(FEEDBACK_PREFIX))
     }
+
+    /// True for a user (or tool) message that reports validation errors in the words other
+    /// retry loops use (Pydantic's "1 validation error for …", as Instructor sends it back).
+    /// Read as feedback only right after a reply of the model.
+    pub fn is_validation_report(&self) -> bool {
+        self.role == Role::User && self.content.to_lowercase().contains("validation error")
+    }
 }
 
 /// What form the reply must take, as the request asks natively.
@@ -292,7 +299,7 @@ pub(crate) struct Conversation<'r> {
     pub turn_user: &'r str,
     /// How many user messages are not feedback.
     pub user_turns: u64,
-    /// Bridle's feedback messages, in order.
+    /// The retry feedback messages (Bridle's, or another loop's validation report), in order.
     pub feedback: Vec<&'r str>,
     /// Characters of every message.
     pub chars: usize,
@@ -308,8 +315,11 @@ impl<'r> Conversation<'r> {
             feedback: Vec::new(),
             chars: 0,
         };
+        let mut after_reply = false;
         for message in &request.messages {
             talk.chars += message.content.chars().count();
+            let follows_reply =
+                std::mem::replace(&mut after_reply, message.role == Role::Assistant);
             match message.role {
                 Role::System => {
                     if !talk.system.is_empty() {
@@ -317,7 +327,12 @@ impl<'r> Conversation<'r> {
                     }
                     talk.system.push_str(&message.content);
                 }
-                Role::User if message.is_feedback() => talk.feedback.push(&message.content),
+                Role::User
+                    if message.is_feedback()
+                        || (follows_reply && message.is_validation_report()) =>
+                {
+                    talk.feedback.push(&message.content);
+                }
                 Role::User => {
                     if talk.user_turns == 0 {
                         talk.first_user = &message.content;

@@ -439,3 +439,72 @@ fn structural_faults_break_the_call_and_naming_them_fixes_it() {
     assert_eq!(first.fault(), None);
     assert_eq!(calls(&first).len(), 1);
 }
+
+#[test]
+fn another_loops_validation_report_names_pydantic_locations() {
+    let report = "Recall the function correctly, fix the errors\n1 validation error for Reply\nsafety.danger_level\n  Input should be 'warning' [type=literal_error]";
+    assert!(mentions(report, "/safety/danger_level"));
+    assert!(mentions(report, "/safety"), "something inside the target");
+    assert!(mentions(report, ""));
+    assert!(!mentions(report, "/safety/danger"));
+    assert!(!mentions(report, "/content"));
+    // A pointer written in prose is not a location line.
+    assert!(!mentions(
+        "see safety.danger_level above, validation error",
+        "/safety/danger_level"
+    ));
+}
+
+#[test]
+fn a_validation_report_is_feedback_only_after_a_reply() {
+    let request = |messages: Vec<MockMessage>| MockRequest::new("m", messages);
+    let report = "1 validation error for Reply\nsafety.danger_level\n  Field required";
+    let after_reply = request(vec![
+        MockMessage::new(Role::User, "I can't sleep."),
+        MockMessage::new(Role::Assistant, "{}"),
+        MockMessage::new(Role::User, report),
+    ]);
+    let talk = crate::request::Conversation::read(&after_reply);
+    assert_eq!((talk.feedback.len(), talk.user_turns), (1, 1));
+    // The same words as a user's own first message are a question, not feedback.
+    let first = request(vec![MockMessage::new(Role::User, report)]);
+    let talk = crate::request::Conversation::read(&first);
+    assert_eq!((talk.feedback.len(), talk.user_turns), (0, 1));
+}
+
+#[test]
+fn a_validation_report_naming_the_location_fixes_the_fault() {
+    let contract = selfhelp();
+    let ctx = Context::new();
+    for seed in 0..8 {
+        let mock = faulty(Fault::MissingRequired, seed);
+        let user = "I feel stressed at work.";
+        let first = mock.respond(&request(&system(), user, &[]));
+        let target = first.info().target.clone().unwrap();
+        let location = target.trim_start_matches('/').replace('/', ".");
+        let report = |loc: &str| {
+            format!(
+                "Recall the function correctly, fix the errors\n1 validation error for Reply\n{loc}\n  Field required [type=missing]"
+            )
+        };
+        let fixed = mock.respond(&request(
+            &system(),
+            user,
+            &[(text(&first).into(), report(&location))],
+        ));
+        assert!(
+            contract.check(text(&fixed), &ctx).is_valid(),
+            "seed {seed}: {target}"
+        );
+        let elsewhere = mock.respond(&request(
+            &system(),
+            user,
+            &[(text(&first).into(), report("nowhere.at_all"))],
+        ));
+        assert_eq!(
+            elsewhere.fault(),
+            Some(Fault::MissingRequired),
+            "seed {seed}"
+        );
+    }
+}
