@@ -378,7 +378,9 @@ async fn broken_and_truncated_streams_fail_their_attempt_and_are_retried() {
     assert_eq!(complete(&events)["attempts"], 2);
     let failed = events.iter().find(|(n, _)| n == "attempt_failed").unwrap();
     assert_eq!(failed.1["reason"], "invalid");
-    assert_eq!(failed.1["violations"][0]["rule"], "truncated");
+    // The stream ended at the token limit: said first, then where the JSON was cut.
+    assert_eq!(failed.1["violations"][0]["rule"], "max_tokens");
+    assert_eq!(failed.1["violations"][1]["rule"], "truncated");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
