@@ -179,10 +179,18 @@ impl MockModel {
                 (text, None, None, StopReason::End)
             }
             Some(target) => {
-                let generated = self.generate(target, request, turn);
+                let generated = self.generate(target, request, turn, 0);
                 let plan = match scripted {
                     Some(plan) => plan,
                     None => self.content_plan(talk, turn, &generated, target),
+                };
+                // Another loop's retry after a validation report on a valid-to-the-mock reply
+                // (a rule it was never told): a model trying again writes a new reply, and so
+                // does the mock — a fresh value for this attempt.
+                let generated = if plan == Plan::Valid && talk.reports > 0 {
+                    self.generate(target, request, turn, u64::from(talk.attempt()))
+                } else {
+                    generated
                 };
                 self.realise(plan, &generated, target, turn, &mut info)
             }
@@ -427,7 +435,8 @@ impl MockModel {
         }
     }
 
-    fn generate(&self, target: &Target, request: &MockRequest, turn: u64) -> Generated {
+    /// The turn's valid value; `salt` other than 0 draws another one (a later attempt's).
+    fn generate(&self, target: &Target, request: &MockRequest, turn: u64, salt: u64) -> Generated {
         let hints = Hints {
             model: if request.model.is_empty() {
                 Hints::default().model
@@ -436,7 +445,10 @@ impl MockModel {
             },
             ..Hints::default()
         };
-        let seed = mix(&[self.config.seed, turn, VALUE]);
+        let seed = match salt {
+            0 => mix(&[self.config.seed, turn, VALUE]),
+            salt => mix(&[self.config.seed, turn, VALUE, salt]),
+        };
         let generated = match &target.rules {
             _ if target.call.is_some() => crate::kinds::generate_call(seed),
             Rules::Contract(contract) if contract.kind() == bridle_core::Kind::Markers => {

@@ -301,6 +301,8 @@ pub(crate) struct Conversation<'r> {
     pub user_turns: u64,
     /// The retry feedback messages (Bridle's, or another loop's validation report), in order.
     pub feedback: Vec<&'r str>,
+    /// How many of them are another loop's validation reports.
+    pub reports: usize,
     /// Characters of every message.
     pub chars: usize,
 }
@@ -313,6 +315,7 @@ impl<'r> Conversation<'r> {
             turn_user: "",
             user_turns: 0,
             feedback: Vec::new(),
+            reports: 0,
             chars: 0,
         };
         let mut after_reply = false;
@@ -327,11 +330,10 @@ impl<'r> Conversation<'r> {
                     }
                     talk.system.push_str(&message.content);
                 }
-                Role::User
-                    if message.is_feedback()
-                        || (follows_reply && message.is_validation_report()) =>
-                {
+                Role::User if message.is_feedback() => talk.feedback.push(&message.content),
+                Role::User if follows_reply && message.is_validation_report() => {
                     talk.feedback.push(&message.content);
+                    talk.reports += 1;
                 }
                 Role::User => {
                     if talk.user_turns == 0 {

@@ -508,3 +508,22 @@ fn a_validation_report_naming_the_location_fixes_the_fault() {
         );
     }
 }
+
+#[test]
+fn a_validation_report_on_a_valid_reply_gets_a_fresh_one() {
+    // Rules the mock was never told (another loop's own validators): it writes a new reply,
+    // as a model trying again would, instead of the same one for ever.
+    let mock = model(MockConfig::new().with_seed(3));
+    let user = "I feel stressed at work.";
+    let first = mock.respond(&request(&system(), user, &[]));
+    let report = "1 validation error for Reply\nsafety\n  Value error, a rule it did not know";
+    let second = mock.respond(&request(
+        &system(),
+        user,
+        &[(text(&first).into(), report.into())],
+    ));
+    assert_eq!(second.info().attempt, 2);
+    assert_ne!(text(&second), text(&first));
+    let checked = selfhelp().check(text(&second), &Context::new());
+    assert!(checked.is_valid(), "{:?}", checked.violations);
+}
