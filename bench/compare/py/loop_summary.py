@@ -55,9 +55,12 @@ markdown = [
     "(it starts with \"Your previous reply did not meet the contract\") as feedback, so the retry fixes "
     "the fault it names. Instructor sends the Pydantic model's JSON Schema as `response_format`: the "
     "mock generates from the schema, which cannot carry the rules (a radio field needs options; "
-    "`is_safe` false only for critical or emergency), and it reads Instructor's retry message as a new "
-    "question, so each retry is a fresh draw with the same 25 % fault rate. A real model that is not "
-    "told the rules breaks them too; the schema-only row shows Instructor without that handicap.",
+    "`is_safe` false only for critical or emergency). Instructor's retry message carries Pydantic's "
+    "validation report; the mock reads it as feedback too: an injected fault whose location is a line "
+    "of the report is fixed, and a reply the mock thought valid (it broke a rule it was never told) "
+    "is written afresh, as a model trying again would. A real model that is not told the rules breaks "
+    "them too; the schema-only row shows Instructor without that handicap. A reply cut at the token "
+    "limit (`finish_reason: length`) makes Instructor raise `IncompleteOutputException` without a retry.",
 ]
 for name, m in measured.items():
     if m.get("failures"):
