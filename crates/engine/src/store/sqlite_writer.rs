@@ -22,6 +22,9 @@
 //! frame is copied; so the writer thread, between two batches and after every
 //! [`FINISH_CHECKPOINT_AFTER`] writes, finishes the copy itself — only the frames written since
 //! the checkpointer's last pass, a short pause — and the next transaction starts the log over.
+//! When the checkpointer holds the log every time the writer tries (a slow disk under load),
+//! the writer's passive attempt never gets its turn; from twice that many writes on, it runs a
+//! `FULL` checkpoint, which waits for the checkpointer's pass and then finishes the copy.
 //! When the store is closed the checkpointer runs a last `TRUNCATE` checkpoint.
 
 use super::StoreError;
@@ -201,7 +204,15 @@ fn write_batches(connection: &Connection, queue: &mpsc::Receiver<Box<dyn Job>>) 
             }
         }
         if since_checkpoint >= FINISH_CHECKPOINT_AFTER {
-            match checkpoint(connection, "PASSIVE") {
+            // Should the checkpointer hold the log the whole time (a slow disk under load), a
+            // passive checkpoint here never gets its turn; past twice the mark, a full one waits
+            // for it (up to the busy timeout) and then finishes, so the log stays bounded.
+            let mode = if since_checkpoint >= 2 * FINISH_CHECKPOINT_AFTER {
+                "FULL"
+            } else {
+                "PASSIVE"
+            };
+            match checkpoint(connection, mode) {
                 Ok(true) => since_checkpoint = 0,
                 // Busy (the checkpointer is at work) or not complete: again after the next batch.
                 Ok(false) => {}
