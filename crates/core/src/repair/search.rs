@@ -20,9 +20,10 @@ const MAX_FENCES: usize = 8;
 /// How many `{`/`[` starts are tried inside one fence, and in the whole text.
 const MAX_STARTS: usize = 16;
 
-/// Runs the fixer from `start` (`close_at_end`: the reply goes on after `src`); when it fails, once more reading a `"` that cannot end its
-/// string (`"He said "hi""`) as a quote the writer forgot to escape. That reading is kept
-/// only when it yields a whole value that parses, so it never changes what the strict one reads.
+/// Runs the fixer from `start` (`close_at_end`: the reply goes on after `src`); when it
+/// fails, once more reading a `"` that cannot end its string (`"He said "hi""`) as a quote the
+/// writer forgot to escape. That reading is kept only when it yields a whole value that
+/// parses, so it never changes what the strict one reads.
 fn fix(src: &[u8], start: usize, close_at_end: bool) -> Fixed {
     let strict = Fixer::fix(src, start, false, close_at_end);
     if !matches!(strict.outcome, Outcome::Failed { .. }) {
