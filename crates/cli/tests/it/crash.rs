@@ -4,7 +4,7 @@
 //! is torn (gaps in attempt numbers, an attempt without its user message, a final message
 //! without its attempts).
 
-use crate::{Running, serve_in};
+use crate::{Running, create_conversation, serve_in};
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -59,17 +59,7 @@ async fn load_then_kill(url: &str, server: Running) -> Vec<Received> {
     let received = Arc::new(Mutex::new(Vec::new()));
     let mut clients = Vec::new();
     for i in 0..CLIENTS {
-        let created: Value = client
-            .post(format!("{url}/v1/conversations"))
-            .bearer_auth(ADA)
-            .json(&json!({"contract": "selfhelp-response"}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        let conversation = created["id"].as_str().unwrap().to_owned();
+        let conversation = create_conversation(&client, url, ADA, "selfhelp-response").await;
         let (client, url, received) = (client.clone(), url.to_owned(), Arc::clone(&received));
         clients.push(tokio::spawn(async move {
             for n in 0.. {

@@ -93,6 +93,27 @@ impl Drop for Running {
     }
 }
 
+/// Starts a conversation under `contract` for the user whose key is `key` on the gateway at
+/// `url`; returns its id.
+pub async fn create_conversation(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    contract: &str,
+) -> String {
+    let response = client
+        .post(format!("{url}/v1/conversations"))
+        .bearer_auth(key)
+        .json(&serde_json::json!({"contract": contract}))
+        .send()
+        .await
+        .unwrap();
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(status, reqwest::StatusCode::CREATED, "{body}");
+    body["id"].as_str().unwrap().to_owned()
+}
+
 /// Starts `bridle serve` on a free loopback port with its files in `dir`, and the environment
 /// `envs`; returns it with its URL.
 pub fn serve_in(dir: &std::path::Path, envs: &[(&str, &str)]) -> (Running, String) {

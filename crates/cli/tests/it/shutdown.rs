@@ -1,7 +1,7 @@
 //! Stopping `bridle serve` the way process managers and rolling deploys do (SIGTERM): requests
 //! in flight finish and are stored, new connections are refused, the process exits 0.
 
-use crate::{serve_in, spawn_listening};
+use crate::{create_conversation, serve_in, spawn_listening};
 use serde_json::{Value, json};
 use std::ffi::OsStr;
 use std::time::Duration;
@@ -33,17 +33,7 @@ async fn sigterm_drains_requests_in_flight_then_exits() {
         ],
     );
     let client = reqwest::Client::new();
-    let created: Value = client
-        .post(format!("{url}/v1/conversations"))
-        .bearer_auth(ADA)
-        .json(&json!({"contract": "table-chat"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let id = created["id"].as_str().unwrap().to_owned();
+    let id = create_conversation(&client, &url, ADA, "table-chat").await;
     let in_flight = tokio::spawn({
         let (client, url) = (client.clone(), url.clone());
         async move {

@@ -6,7 +6,7 @@
 //! On a read-only disk the gateway refuses to start and says why.
 
 use crate::crash::{Received, check_turns};
-use crate::{Running, serve_in};
+use crate::{Running, create_conversation, serve_in};
 use bridle_testkit::{TcpProxy, TestDatabase, server_address, with_address};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -37,19 +37,9 @@ fn client() -> reqwest::Client {
 }
 
 async fn conversation(client: &reqwest::Client, url: &str) -> String {
-    let body: Value = client
-        .post(format!("{url}/v1/conversations"))
-        .bearer_auth(ADA)
-        // A contract without a safety assessment: no generated emergency blocks the test's
-        // conversations.
-        .json(&json!({"contract": "table-chat"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    body["id"].as_str().unwrap().to_owned()
+    // A contract without a safety assessment: no generated emergency blocks the test's
+    // conversations.
+    create_conversation(client, url, ADA, "table-chat").await
 }
 
 /// What one message got: the reply, or the 503's error code and `Retry-After`.

@@ -7,7 +7,7 @@
 //! or an SSE `error` event), the gateway stays healthy, and the attempts it stored are the
 //! mock's request log one for one, in order, each with the body the mock received.
 
-use crate::{fixture, serve_in, spawn_listening};
+use crate::{create_conversation, fixture, serve_in, spawn_listening};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use std::ffi::OsStr;
@@ -93,18 +93,7 @@ struct Gateway {
 
 impl Gateway {
     async fn conversation(&self) -> String {
-        let response = self
-            .client
-            .post(format!("{}/v1/conversations", self.url))
-            .bearer_auth(ADA)
-            .json(&json!({"contract": "ticket-triage"}))
-            .send()
-            .await
-            .unwrap();
-        let status = response.status();
-        let body: Value = response.json().await.unwrap();
-        assert_eq!(status, StatusCode::CREATED, "{body}");
-        body["id"].as_str().unwrap().to_owned()
+        create_conversation(&self.client, &self.url, ADA, "ticket-triage").await
     }
 
     /// Sends one message to `model` and reads how the turn ended, plainly or as server-sent
