@@ -17,7 +17,6 @@ RATES="${GATEWAY_RATES:-100 250 500}"
 DURATION="${GATEWAY_DURATION:-10}"
 CONNECTIONS="${GATEWAY_CONNECTIONS:-64}"
 WORKERS="${LITELLM_WORKERS:-$(nproc)}"
-OHA_VERSION="1.14.0"
 # One key for both gateways: a Bridle user key, and LiteLLM's master key (which must start with sk-).
 KEY="sk-bench-key-0123456789abcdef"
 ADMIN="bench-admin-key-0123456789"
@@ -33,18 +32,11 @@ cleanup() {
 trap cleanup EXIT
 exec 2>>"$RESULTS/gateway.log"
 
-if [ -z "${OHA:-}" ]; then
-    if command -v oha >/dev/null; then
-        OHA="$(command -v oha)"
-    else
-        OHA="$ROOT/target/bench-tools/bin/oha"
-        [ -x "$OHA" ] || cargo install oha --version "$OHA_VERSION" --locked --root "$ROOT/target/bench-tools" >&2
-    fi
-fi
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
-BRIDLE="$ROOT/target/release/bridle"
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+OHA="$(oha_bin)"
+cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
+BRIDLE="$ROOT/target/release/bridle"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 "$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &

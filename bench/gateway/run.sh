@@ -20,11 +20,9 @@ OUT="${OUT:-$ROOT/bench/gateway/results.md}"
 RATES="${RATES:-250 500 1000}"
 DURATION="${DURATION:-15}"
 CONNECTIONS="${CONNECTIONS:-64}"
-OHA_VERSION="1.14.0"
 PIN="${PIN:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}"
 GATEWAY_CPUS="${GATEWAY_CPUS:-1}"
 LOAD_CPUS="${LOAD_CPUS:-0}"
-TOOLS="$ROOT/target/bench-tools"
 WORK="$(mktemp -d)"
 KEY="bench-key-0123456789abcdef"
 pids=()
@@ -42,17 +40,8 @@ on() {
     if [ "$PIN" = 1 ]; then taskset -c "$cpus" "$@"; else "$@"; fi
 }
 
-oha_bin() {
-    if command -v oha >/dev/null; then
-        command -v oha
-    elif [ -x "$TOOLS/bin/oha" ]; then
-        echo "$TOOLS/bin/oha"
-    else
-        echo "installing oha $OHA_VERSION into $TOOLS" >&2
-        cargo install oha --version "$OHA_VERSION" --locked --root "$TOOLS" >&2
-        echo "$TOOLS/bin/oha"
-    fi
-}
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 OHA="$(oha_bin)"
 
 if [ -z "${BRIDLE:-}" ]; then
@@ -61,8 +50,6 @@ if [ -z "${BRIDLE:-}" ]; then
     BRIDLE="$ROOT/target/release/bridle"
 fi
 
-# shellcheck source=../lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 on "$LOAD_CPUS" "$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &
 pids+=("$!")

@@ -16,8 +16,6 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 SOAK_SECONDS="${SOAK_SECONDS:-600}"
 SAMPLE_SECONDS="${SAMPLE_SECONDS:-5}"
 CONNECTIONS="${CONNECTIONS:-64}"
-OHA_VERSION="1.14.0"
-TOOLS="$ROOT/target/bench-tools"
 WORK="$(mktemp -d)"
 DATA="$WORK/data"
 KEY="soak-key-0123456789abcdef"
@@ -30,10 +28,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ -x "$TOOLS/bin/oha" ]; then OHA="$TOOLS/bin/oha"; else
-    cargo install oha --version "$OHA_VERSION" --locked --root "$TOOLS" >&2
-    OHA="$TOOLS/bin/oha"
-fi
+# shellcheck source=../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+OHA="$(oha_bin)"
 if [ ! -x "$ROOT/target/py/bin/python" ]; then python3 -m venv "$ROOT/target/py"; fi
 PY="$ROOT/target/py/bin/python"
 "$PY" -c "import matplotlib" 2>/dev/null ||
@@ -43,8 +40,6 @@ echo "building bridle (release)" >&2
 cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
 BRIDLE="$ROOT/target/release/bridle"
 
-# shellcheck source=../lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 "$BRIDLE" mock-llm --port 0 --seed 11 2>"$WORK/mock.log" &
 pids+=("$!")
