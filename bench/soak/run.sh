@@ -9,7 +9,7 @@
 #
 # Writes bench/soak/results.md, bench/soak/rss.csv and docs/img/soak-rss.png (the plot needs
 # matplotlib, installed into target/py). All three processes share the machine's cores, as on
-# a one-box deployment. Mind the disk: each turn stores ~17 KB (the prompt is kept per attempt).
+# a one-box deployment. Mind the disk: each turn stores ~7 KB (SQLite keeps each prompt once).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"

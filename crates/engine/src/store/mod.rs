@@ -12,6 +12,7 @@
 mod listing;
 mod migrations;
 mod postgres;
+mod prompts;
 mod rows;
 mod sqlite;
 mod sqlite_writer;
@@ -307,7 +308,9 @@ pub struct Message {
 /// Which messages a reader may see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum View {
-    /// The conversation's owner: user messages and validated replies only.
+    /// The conversation's owner: user messages and validated replies only, without the
+    /// request sent and the raw response (`request_payload` and `raw_response` read as `None`:
+    /// they are admin-only, and the largest columns).
     User,
     /// Admins: every attempt, fallbacks included.
     Admin,

@@ -285,7 +285,7 @@ impl Store for PostgresStore {
         view: View,
     ) -> Result<Vec<Message>, StoreError> {
         let sql = match view {
-            View::User => rows::select_messages!(
+            View::User => rows::select_messages!(without_payloads "NULL::jsonb",
                 "WHERE conversation_id = $1 AND (role = 'user' OR is_validated) ORDER BY id"
             ),
             View::Admin => rows::select_messages!("WHERE conversation_id = $1 ORDER BY id"),

@@ -5,6 +5,7 @@
 //! have the expected shape, an unknown status, a negative count) is a [`StoreError::Corrupt`]
 //! naming the table, the column and the row, never a panic.
 
+use super::prompts::Prompt;
 use super::{
     Conversation, ConversationStatus, ConversationSummary, Interruption, Message, MessageRole,
     NewConversation, NewMessage, NewSafetyEvent, SafetyEvent, StoreError, now_ms,
@@ -139,22 +140,51 @@ pub(super) fn summary<R: StoreRow>(row: &R) -> Result<ConversationSummary, Store
     })
 }
 
-/// A message from every column of `messages`.
 /// `SELECT` of the columns [`message`] reads, in its order, from `messages`, followed by
-/// `$tail` (a literal: the statement stays static SQL).
+/// `$tail` (a literal: the statement stays static SQL). Two other forms:
+/// - `prompts $tail`: also the columns [`super::prompts::restore`] reads — the message's
+///   `prompt_pointer` and, joined from `prompts`, its `prompt_text` (SQLite);
+/// - `without_payloads $null, $tail`: `request_payload` and `raw_response` read as `$null` (the
+///   backend's typed NULL for a JSON column), for readers that never show them — users' history,
+///   the model's history — so the largest columns are neither read nor parsed.
 macro_rules! select_messages {
-    ($tail:literal) => {
+    (@columns $payloads:expr) => {
         concat!(
             "SELECT id, conversation_id, turn_id, role, content, value, is_validated, ",
-            "is_fallback, attempt, contract, contract_version, request_payload, raw_response, ",
-            "violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
-            "interrupted, created_at, payload_purged_at FROM messages ",
+            "is_fallback, attempt, contract, contract_version, ",
+            $payloads,
+            ", violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
+            "interrupted, created_at, payload_purged_at"
+        )
+    };
+    (prompts $tail:literal) => {
+        concat!(
+            $crate::store::rows::select_messages!(@columns "request_payload, raw_response"),
+            ", prompt_pointer, prompts.text AS prompt_text FROM messages ",
+            "LEFT JOIN prompts ON prompts.hash = messages.prompt_hash ",
+            $tail
+        )
+    };
+    (without_payloads $null:literal, $tail:literal) => {
+        concat!(
+            $crate::store::rows::select_messages!(@columns concat!(
+                $null, " AS request_payload, ", $null, " AS raw_response"
+            )),
+            " FROM messages ",
+            $tail
+        )
+    };
+    ($tail:literal) => {
+        concat!(
+            $crate::store::rows::select_messages!(@columns "request_payload, raw_response"),
+            " FROM messages ",
             $tail
         )
     };
 }
 pub(super) use select_messages;
 
+/// A message from every column of `messages`.
 pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
     let id = row.int("id")?;
     let key = id.to_string();
@@ -259,15 +289,41 @@ pub(super) struct EncodedMessage {
     pub tokens_out: Option<i64>,
     /// `latency_ms`.
     pub latency_ms: Option<i64>,
+    /// The prompt taken out of `request_payload` ([`EncodedMessage::prompt_apart`] only).
+    pub prompt: Option<Prompt>,
 }
 
 impl EncodedMessage {
     /// Encodes `message`; a number too large for its column or a value that cannot be serialised
     /// is an encode error (nothing is written).
     pub fn new(message: &NewMessage) -> Result<Self, StoreError> {
+        let request_payload = message.request_payload.as_ref().map(to_json).transpose()?;
+        Self::with(message, request_payload, None)
+    }
+
+    /// As [`EncodedMessage::new`], with the request's prompt taken out of `request_payload`
+    /// into `prompt` (see [`Prompt::take`]).
+    pub fn prompt_apart(message: &NewMessage) -> Result<Self, StoreError> {
+        match message
+            .request_payload
+            .as_ref()
+            .map(Prompt::take)
+            .transpose()?
+        {
+            Some((payload, prompt)) => Self::with(message, Some(payload), prompt),
+            None => Self::with(message, None, None),
+        }
+    }
+
+    fn with(
+        message: &NewMessage,
+        request_payload: Option<String>,
+        prompt: Option<Prompt>,
+    ) -> Result<Self, StoreError> {
         Ok(Self {
             value: message.value.as_ref().map(to_json).transpose()?,
-            request_payload: message.request_payload.as_ref().map(to_json).transpose()?,
+            request_payload,
+            prompt,
             raw_response: message.raw_response.as_ref().map(to_json).transpose()?,
             violations: to_json(&message.violations)?,
             repairs: to_json(&message.repairs)?,

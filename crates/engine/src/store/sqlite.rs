@@ -8,6 +8,7 @@
 
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
+use super::prompts;
 use super::rows::{self, EncodedMessage, Field, StoreRow};
 use super::sqlite_writer::Writer;
 use super::stats::{self, Dialect, Plan, Tally};
@@ -60,6 +61,11 @@ const MIGRATIONS: &[Embedded] = &[
         version: 5,
         name: "payload_purged",
         sql: include_str!("../../migrations/sqlite/0005_payload_purged.sql"),
+    },
+    Embedded {
+        version: 6,
+        name: "prompts",
+        sql: include_str!("../../migrations/sqlite/0006_prompts.sql"),
     },
 ];
 
@@ -299,25 +305,46 @@ impl Store for SqliteStore {
         let times = self
             .writer
             .write(move |db| {
-                let mut statement = db.prepare_cached(
+                let chosen = db
+                    .prepare_cached(
+                        "SELECT id, prompt_hash FROM messages \
+                         WHERE role = 'assistant' AND created_at >= ? AND created_at < ? \
+                         AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
+                         ORDER BY created_at LIMIT ?",
+                    )?
+                    .query_map(params![range.from, range.before, range.limit], |row| {
+                        Ok((row.get::<_, i64>(0)?, row.get::<_, Option<String>>(1)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let mut purge = db.prepare_cached(
                     "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
-                     payload_purged_at = ? WHERE id IN (SELECT id FROM messages \
-                     WHERE role = 'assistant' AND created_at >= ? AND created_at < ? \
-                     AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
-                     ORDER BY created_at LIMIT ?) RETURNING created_at",
+                     prompt_hash = NULL, prompt_pointer = NULL, payload_purged_at = ? \
+                     WHERE id = ? RETURNING created_at",
                 )?;
-                let rows = statement
-                    .query_map(params![now, range.from, range.before, range.limit], |row| {
-                        row.get::<_, i64>(0)
-                    })?;
-                rows.collect::<rusqlite::Result<Vec<i64>>>()
+                let times = chosen
+                    .iter()
+                    .map(|(id, _)| purge.query_row(params![now, id], |row| row.get::<_, i64>(0)))
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                // A prompt goes with the last request that used it.
+                let hashes: std::collections::BTreeSet<&String> = chosen
+                    .iter()
+                    .filter_map(|(_, hash)| hash.as_ref())
+                    .collect();
+                let mut unused = db.prepare_cached(
+                    "DELETE FROM prompts WHERE hash = ?1 \
+                     AND NOT EXISTS (SELECT 1 FROM messages WHERE prompt_hash = ?1)",
+                )?;
+                for hash in hashes {
+                    unused.execute(params![hash])?;
+                }
+                Ok(times)
             })
             .await?;
         Ok(Purged::of(&times))
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
-        let encoded = EncodedMessage::new(message)?;
+        let encoded = EncodedMessage::prompt_apart(message)?;
         let row = MessageRow {
             conversation_id: message.conversation_id.clone(),
             turn_id: message.turn_id.clone(),
@@ -334,16 +361,28 @@ impl Store for SqliteStore {
             created_at: now_ms(),
             encoded,
         };
-        // One statement: the insert and (by the trigger of migration 3) the conversation's bump.
+        // The prompt (once), then one statement: the insert and (by the trigger of migration 3)
+        // the conversation's bump.
         self.writer
             .write(move |db| {
                 let e = &row.encoded;
+                if let Some(prompt) = &e.prompt {
+                    db.prepare_cached(
+                        "INSERT INTO prompts (hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    )?
+                    .execute(params![prompt.hash, prompt.text])?;
+                }
+                let (prompt_hash, prompt_pointer) = match &e.prompt {
+                    Some(prompt) => (Some(&prompt.hash), Some(&prompt.pointer)),
+                    None => (None, None),
+                };
                 db.prepare_cached(
                     "INSERT INTO messages (conversation_id, turn_id, role, content, value, \
                      is_validated, is_fallback, attempt, contract, contract_version, \
                      request_payload, raw_response, violations, repairs, provider, model, \
-                     tokens_in, tokens_out, latency_ms, error, interrupted, created_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+                     tokens_in, tokens_out, latency_ms, error, interrupted, created_at, \
+                     prompt_hash, prompt_pointer) \
+                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
                      RETURNING id",
                 )?
                 .query_row(
@@ -370,6 +409,8 @@ impl Store for SqliteStore {
                         row.error,
                         row.interrupted,
                         row.created_at,
+                        prompt_hash,
+                        prompt_pointer,
                     ],
                     |found| found.get(0),
                 )
@@ -382,25 +423,31 @@ impl Store for SqliteStore {
         conversation_id: &str,
         view: View,
     ) -> Result<Vec<Message>, StoreError> {
-        let sql = match view {
-            View::User => rows::select_messages!(
-                "WHERE conversation_id = ? AND (role = 'user' OR is_validated) ORDER BY id"
+        let (sql, read): (_, fn(&SqliteRow) -> Result<Message, StoreError>) = match view {
+            View::User => (
+                rows::select_messages!(without_payloads "NULL",
+                    "WHERE conversation_id = ? AND (role = 'user' OR is_validated) ORDER BY id"
+                ),
+                rows::message,
             ),
-            View::Admin => rows::select_messages!("WHERE conversation_id = ? ORDER BY id"),
+            View::Admin => (
+                rows::select_messages!(prompts "WHERE conversation_id = ? ORDER BY id"),
+                message_with_prompt,
+            ),
         };
         let found = sqlx::query(sql)
             .bind(conversation_id)
             .fetch_all(&self.pool)
             .await?;
-        found.iter().map(rows::message).collect()
+        found.iter().map(read).collect()
     }
 
     async fn message(&self, id: i64) -> Result<Option<Message>, StoreError> {
-        let found = sqlx::query(rows::select_messages!("WHERE id = ?"))
+        let found = sqlx::query(rows::select_messages!(prompts "WHERE id = ?"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await?;
-        found.as_ref().map(rows::message).transpose()
+        found.as_ref().map(message_with_prompt).transpose()
     }
 
     async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
@@ -480,6 +527,13 @@ impl Store for SqliteStore {
                 .collect::<Result<_, _>>()?,
         ))
     }
+}
+
+/// A message read with [`rows::select_messages`]`!(prompts …)`, its prompt back in its request.
+fn message_with_prompt(row: &SqliteRow) -> Result<Message, StoreError> {
+    let mut message = rows::message(row)?;
+    prompts::restore(row, message.id, message.data.request_payload.as_mut())?;
+    Ok(message)
 }
 
 /// A message as the writer thread inserts it: owned columns, JSON already encoded.

@@ -58,6 +58,8 @@ on_both_backends! {
         postgres_retention_purges_payloads_and_keeps_outcomes;
     retention_sweeps_in_batches: sqlite_retention_sweeps_in_batches,
         postgres_retention_sweeps_in_batches;
+    long_prompts_read_back_whole: sqlite_long_prompts_read_back_whole,
+        postgres_long_prompts_read_back_whole;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -477,7 +479,15 @@ async fn attempts_and_views(h: Harness) {
         message_ids(&user),
         vec![stored_ids[0], stored_ids[3], stored_ids[4]]
     );
-    assert_eq!(user[1].data, recorded[3]);
+    // ...without the request sent and the raw response (admin-only, and the largest columns).
+    let without_payloads = NewMessage {
+        request_payload: None,
+        raw_response: None,
+        ..recorded[3].clone()
+    };
+    assert!(recorded[3].request_payload.is_some() && recorded[3].raw_response.is_some());
+    assert_eq!(user[1].data, without_payloads);
+    assert_eq!(user[0].data, recorded[0]);
 
     // Recording bumped the conversation.
     let bumped = store.conversation(&conversation.id).await.unwrap().unwrap();
@@ -1165,7 +1175,7 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 5,
+        "sqlite" => 6,
         _ => 4,
     };
     drop(store);
@@ -2132,4 +2142,197 @@ async fn retention_sweeps_in_batches(h: Harness) {
         .collect();
     assert_eq!(with_payload, vec![kept]);
     assert_eq!(retention.cutoff(T0 + 2 * DAY), T0 + DAY);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long prompts (SQLite stores each distinct one once)
+// ---------------------------------------------------------------------------------------------
+
+/// A valid attempt whose request (shaped as a provider's payload) has `system` as its system
+/// prompt.
+fn attempt_with_prompt(
+    conversation: &Conversation,
+    turn_id: &str,
+    attempt: u32,
+    system: &str,
+) -> NewMessage {
+    NewMessage {
+        request_payload: Some(json!({
+            "provider": "openai",
+            "url": "http://127.0.0.1:9/v1/chat/completions",
+            "headers": {"authorization": "[REDACTED]"},
+            "body": {
+                "model": "gpt-test",
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": "hi"},
+                ],
+            },
+        })),
+        ..valid_attempt(conversation, turn_id, attempt, "ok")
+    }
+}
+
+/// A prompt of `bytes` bytes that differs from another of the same size by `seed`, with text
+/// JSON must escape (quotes, a backslash, a newline, a non-ASCII letter).
+fn prompt(seed: char, bytes: usize) -> String {
+    let mut text = format!("You answer as \"{seed}\" in JSON\\only.\nÉtape: ");
+    while text.len() < bytes {
+        text.push(seed);
+    }
+    text
+}
+
+async fn long_prompts_read_back_whole(h: Harness) {
+    let store = h.store();
+    let conversation = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    let (a, b) = (prompt('a', 6_000), prompt('b', 6_000));
+    let turn = turn_id();
+    let written = [
+        attempt_with_prompt(&conversation, &turn, 1, &a),
+        attempt_with_prompt(&conversation, &turn, 2, &a),
+        attempt_with_prompt(&conversation, &turn_id(), 1, &b),
+        attempt_with_prompt(&conversation, &turn_id(), 1, "short"),
+    ];
+    let mut ids = Vec::new();
+    for message in &written {
+        ids.push(store.record_message(message).await.unwrap());
+    }
+    let read = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(message_ids(&read), ids);
+    for (message, was) in read.iter().zip(&written) {
+        assert_eq!(&message.data, was, "message {}", message.id);
+    }
+    for (id, was) in ids.iter().zip(&written) {
+        let one = store.message(*id).await.unwrap().unwrap();
+        assert_eq!(&one.data, was, "message {id}");
+    }
+    let user_view = store.messages(&conversation.id, View::User).await.unwrap();
+    assert_eq!(message_ids(&user_view), ids);
+}
+
+impl Harness {
+    /// SQLite only: a query's single integer.
+    async fn sqlite_count(&self, sql: &'static str) -> i64 {
+        let Raw::Sqlite(pool) = &self.raw else {
+            panic!("not SQLite")
+        };
+        sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones() {
+    let h = Harness::sqlite().await;
+    let store = h.store();
+    let conversation = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    let (a, b) = (prompt('a', 10_000), prompt('b', 10_000));
+    let turn = turn_id();
+    let first_a = attempt_with_prompt(&conversation, &turn, 1, &a);
+    record_at(&h, first_a, 0).await;
+    record_at(&h, attempt_with_prompt(&conversation, &turn, 2, &a), 1).await;
+    record_at(&h, attempt_with_prompt(&conversation, &turn_id(), 1, &b), 2).await;
+    record_at(
+        &h,
+        attempt_with_prompt(&conversation, &turn_id(), 1, "short"),
+        3,
+    )
+    .await;
+
+    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 2);
+    assert_eq!(
+        h.sqlite_count("SELECT SUM(length(CAST(text AS BLOB))) FROM prompts")
+            .await,
+        20_000
+    );
+    // No stored request holds a prompt: each is ~300 bytes, with "" where the prompt was.
+    assert!(
+        h.sqlite_count("SELECT MAX(length(request_payload)) FROM messages")
+            .await
+            < 400
+    );
+    assert_eq!(
+        h.sqlite_count(
+            "SELECT COUNT(*) FROM messages WHERE prompt_pointer = '/body/messages/0/content'"
+        )
+        .await,
+        3
+    );
+
+    // Purging the first of the two requests that use `a` keeps `a`; purging the rest drops both.
+    let range = |minutes, limit| PurgeRange {
+        from: 0,
+        before: T0 + minutes * MINUTE,
+        limit,
+    };
+    assert_eq!(store.purge_payloads(range(1, 500)).await.unwrap().count, 1);
+    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 2);
+    let second_a = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(
+        second_a[1].data.request_payload.as_ref().unwrap()["body"]["messages"][0]["content"],
+        json!(a)
+    );
+    assert_eq!(store.purge_payloads(range(60, 500)).await.unwrap().count, 3);
+    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 0);
+    assert_eq!(
+        h.sqlite_count("SELECT COUNT(*) FROM messages WHERE prompt_hash IS NOT NULL")
+            .await,
+        0
+    );
+    let purged = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert!(purged.iter().all(|m| m.data.request_payload.is_none()));
+
+    // A prompt used again after its last user was purged is stored again.
+    record_at(
+        &h,
+        attempt_with_prompt(&conversation, &turn_id(), 1, &a),
+        90,
+    )
+    .await;
+    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 1);
+    let last = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(
+        last[4].data.request_payload.as_ref().unwrap()["body"]["messages"][0]["content"],
+        json!(a)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite_a_prompt_that_cannot_be_put_back_is_a_corrupt_row_not_a_panic() {
+    let h = Harness::sqlite().await;
+    let store = h.store();
+    let conversation = store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap();
+    let id = store
+        .record_message(&attempt_with_prompt(
+            &conversation,
+            &turn_id(),
+            1,
+            &prompt('a', 2_000),
+        ))
+        .await
+        .unwrap();
+    let Raw::Sqlite(pool) = &h.raw else {
+        unreachable!()
+    };
+    sqlx::query("UPDATE messages SET prompt_pointer = '/body/nowhere' WHERE id = ?")
+        .bind(id)
+        .execute(pool)
+        .await
+        .unwrap();
+    let error = store.message(id).await.unwrap_err();
+    assert!(
+        matches!(&error, StoreError::Corrupt(text) if text.contains("prompt_pointer")
+            && text.contains("/body/nowhere")),
+        "{error}"
+    );
+    assert!(store.messages(&conversation.id, View::Admin).await.is_err());
 }
