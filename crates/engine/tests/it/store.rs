@@ -239,6 +239,14 @@ impl Raw {
 // Fixtures
 // ---------------------------------------------------------------------------------------------
 
+/// A conversation of alice's under `tutor`, stored.
+async fn alices_tutor_conversation(store: &dyn Store) -> Conversation {
+    store
+        .create_conversation(&new_conversation("alice", "tutor"))
+        .await
+        .unwrap()
+}
+
 fn new_conversation(user_id: &str, contract: &str) -> NewConversation {
     NewConversation {
         user_id: user_id.to_owned(),
@@ -441,10 +449,7 @@ async fn create_and_get(h: Harness) {
 
 async fn attempts_and_views(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let (turn1, turn2) = (turn_id(), turn_id());
     let recorded = [
         user_message(&conversation, &turn1, "What is 2 + 2?"),
@@ -890,10 +895,7 @@ async fn pagination(h: Harness) {
 
 async fn status_and_state(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
 
     tokio::time::sleep(Duration::from_millis(3)).await;
     assert!(
@@ -947,10 +949,7 @@ async fn status_and_state(h: Harness) {
 
 async fn foreign_keys(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let other = store
         .create_conversation(&new_conversation("bob", "tutor"))
         .await
@@ -1025,10 +1024,7 @@ async fn foreign_keys(h: Harness) {
 
 async fn corrupt_json(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let healthy = store
         .create_conversation(&new_conversation("bob", "tutor"))
         .await
@@ -1098,10 +1094,7 @@ async fn corrupt_json(h: Harness) {
 
 async fn safety_events(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let other = store
         .create_conversation(&new_conversation("bob", "tutor"))
         .await
@@ -1165,10 +1158,7 @@ async fn reopen(h: Harness) {
         raw,
         place,
     } = h;
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(&*store).await;
     let id = store
         .record_message(&user_message(&conversation, &turn_id(), "remember me"))
         .await
@@ -1274,10 +1264,7 @@ async fn concurrent_writers(h: Harness) {
 
 async fn large_content(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     // About 1 MB of mixed scripts, emoji, quotes, backslashes and control characters (no NUL,
     // which PostgreSQL text cannot hold).
     let piece =
@@ -1969,10 +1956,7 @@ async fn stats_empty(h: Harness) {
     }
 
     // User messages alone make no turn.
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     store
         .record_message(&user_message(&conversation, &turn_id(), "anyone?"))
         .await
@@ -1982,10 +1966,7 @@ async fn stats_empty(h: Harness) {
 
 async fn stats_skip_malformed_json(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let turn = turn_id();
     let first = record_at(&h, invalid_attempt(&conversation, &turn, 1, "x"), 1).await;
     let second = record_at(&h, invalid_attempt(&conversation, &turn, 2, "y"), 2).await;
@@ -2041,10 +2022,7 @@ async fn stats_skip_malformed_json(h: Harness) {
 
 async fn retention_purges_payloads_and_keeps_outcomes(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let (old_turn, new_turn) = (turn_id(), turn_id());
     let question = record_at(&h, user_message(&conversation, &old_turn, "hi"), 0).await;
     let invalid = record_at(&h, invalid_attempt(&conversation, &old_turn, 1, "{"), 1).await;
@@ -2104,10 +2082,7 @@ async fn retention_purges_payloads_and_keeps_outcomes(h: Harness) {
 
 async fn retention_sweeps_in_batches(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let count = bridle_engine::retention::BATCH + 20;
     for n in 0..count {
         let turn = turn_id();
@@ -2185,10 +2160,7 @@ fn prompt(seed: char, bytes: usize) -> String {
 
 async fn long_prompts_read_back_whole(h: Harness) {
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let (a, b) = (prompt('a', 6_000), prompt('b', 6_000));
     let turn = turn_id();
     let written = [
@@ -2228,10 +2200,7 @@ impl Harness {
 async fn sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones() {
     let h = Harness::sqlite().await;
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let (a, b) = (prompt('a', 10_000), prompt('b', 10_000));
     let turn = turn_id();
     let first_a = attempt_with_prompt(&conversation, &turn, 1, &a);
@@ -2307,10 +2276,7 @@ async fn sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones
 async fn sqlite_a_prompt_that_cannot_be_put_back_is_a_corrupt_row_not_a_panic() {
     let h = Harness::sqlite().await;
     let store = h.store();
-    let conversation = store
-        .create_conversation(&new_conversation("alice", "tutor"))
-        .await
-        .unwrap();
+    let conversation = alices_tutor_conversation(store).await;
     let id = store
         .record_message(&attempt_with_prompt(
             &conversation,
