@@ -33,12 +33,15 @@ cleanup() {
 }
 trap cleanup EXIT
 DATA="${DATA_DIR:-$WORK}/bridle-bench-$$"
-# `on CPUS COMMAND…`: runs COMMAND pinned to CPUS when pinning is on.
-on() {
-    local cpus="$1"
-    shift
-    if [ "$PIN" = 1 ]; then taskset -c "$cpus" "$@"; else "$@"; fi
-}
+# Prefixes that pin a command to the load generator's and the gateway's cores (empty when
+# pinning is off). A prefix, not a shell function: a function run with `&` is a subshell, and
+# killing it would leave the server it started running.
+ON_LOAD=()
+ON_GATEWAY=()
+if [ "$PIN" = 1 ]; then
+    ON_LOAD=(taskset -c "$LOAD_CPUS")
+    ON_GATEWAY=(taskset -c "$GATEWAY_CPUS")
+fi
 
 # shellcheck source=../lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
@@ -51,12 +54,12 @@ if [ -z "${BRIDLE:-}" ]; then
 fi
 
 
-on "$LOAD_CPUS" "$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &
+"${ON_LOAD[@]}" "$BRIDLE" mock-llm --port 0 --seed 7 2>"$WORK/mock.log" &
 pids+=("$!")
 MOCK="$(url_in "$WORK/mock.log")"
 OPENAI_BASE_URL="$MOCK/v1" OPENAI_API_KEY="sk-bench" BRIDLE_USER_KEYS="bench:$KEY" \
     BRIDLE_ADMIN_KEY="bench-admin-key-0123456789" BRIDLE__SERVER__LIMITS__ENABLED=false \
-    RUST_LOG=warn on "$GATEWAY_CPUS" "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$DATA" \
+    RUST_LOG=warn "${ON_GATEWAY[@]}" "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$DATA" \
     2>"$WORK/gateway.log" &
 pids+=("$!")
 GATEWAY="$(url_in "$WORK/gateway.log")"
@@ -71,7 +74,7 @@ run() {
     local args=(-z "${duration}s" -c "$CONNECTIONS" --no-tui --output-format json -m POST
         -H "content-type: application/json" -H "authorization: Bearer $KEY" -D "$body")
     if [ "$rate" != "max" ]; then args+=(-q "$rate" --latency-correction); fi
-    on "$LOAD_CPUS" "$OHA" "${args[@]}" "$@" "$url" >"$WORK/oha.json"
+    "${ON_LOAD[@]}" "$OHA" "${args[@]}" "$@" "$url" >"$WORK/oha.json"
     python3 - "$WORK/oha.json" <<'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -267,6 +267,7 @@ impl Engine {
             contract: &contract,
             retry: self.config.retry_for(contract.name()),
             conversation: &conversation,
+            new_conversation: false,
             app_prompt: prompt.as_deref(),
             context: &context,
             user_message: message,
@@ -329,14 +330,12 @@ impl Engine {
             .find(|m| m.role == Role::User)
             .map(|m| m.content.clone())
             .ok_or_else(|| EngineError::BadContext("the chat has no user message".into()))?;
-        let conversation = self
-            .store
-            .create_conversation(&NewConversation {
-                user_id: user_id.to_owned(),
-                contract: contract.name().to_owned(),
-                context: serde_json::json!({"source": "openai"}),
-            })
-            .await?;
+        // Stored with the user's message, in one transaction.
+        let conversation = Conversation::start(&NewConversation {
+            user_id: user_id.to_owned(),
+            contract: contract.name().to_owned(),
+            context: serde_json::json!({"source": "openai"}),
+        });
         let input = TurnInput {
             store: self.store.as_ref(),
             provider: model.provider.as_ref(),
@@ -344,6 +343,7 @@ impl Engine {
             contract,
             retry: self.config.retry_for(contract.name()),
             conversation: &conversation,
+            new_conversation: true,
             app_prompt: None,
             context: &Context::new(),
             user_message: &user_message,

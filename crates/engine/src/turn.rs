@@ -45,6 +45,9 @@ pub struct TurnInput<'a> {
     pub retry: RetryPolicy,
     /// The conversation (already loaded; must be active).
     pub conversation: &'a Conversation,
+    /// The conversation is new and not stored yet ([`Conversation::start`]): it is stored
+    /// together with the user's message, in one transaction.
+    pub new_conversation: bool,
     /// The application's own prompt, appended to the contract's instructions.
     pub app_prompt: Option<&'a str>,
     /// Per-request facts for the contract.
@@ -137,10 +140,16 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
 async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, TurnError> {
     let turn_id = uuid::Uuid::now_v7().to_string();
     let base = base_messages(&input).await?;
-    let user_message_id = input
-        .store
-        .record_message(&user_record(&input, &turn_id))
-        .await?;
+    let user = user_record(&input, &turn_id);
+    let user_message_id = if input.new_conversation {
+        let conversation = input.conversation;
+        input
+            .store
+            .create_conversation_with(conversation, &user)
+            .await?
+    } else {
+        input.store.record_message(&user).await?
+    };
 
     // The turn's id goes into the context the replies are checked with (question ids).
     let context = input

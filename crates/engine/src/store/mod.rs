@@ -191,6 +191,14 @@ pub struct Conversation {
     pub updated_at: i64,
 }
 
+impl Conversation {
+    /// The conversation `new` describes, not stored yet: a fresh UUIDv7, active, state `{}`,
+    /// created and updated now.
+    pub fn start(new: &NewConversation) -> Self {
+        rows::fresh_conversation(new)
+    }
+}
+
 /// Who wrote a stored message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -406,6 +414,15 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// Creates a conversation (status active, state `{}`).
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError>;
+
+    /// Creates `conversation` (not stored yet: from [`Conversation::start`]) and stores its
+    /// first message `first`, in one transaction; returns the message's id. One commit instead
+    /// of two for a conversation that starts with a message (the OpenAI-compatible endpoint's).
+    async fn create_conversation_with(
+        &self,
+        conversation: &Conversation,
+        first: &NewMessage,
+    ) -> Result<i64, StoreError>;
 
     /// One conversation.
     async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError>;

@@ -136,23 +136,24 @@ impl Store for PostgresStore {
     }
 
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
-        let conversation = rows::fresh_conversation(new);
-        sqlx::query(
-            "INSERT INTO conversations \
-             (id, user_id, contract, context, state, status, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8)",
-        )
-        .bind(&conversation.id)
-        .bind(&conversation.user_id)
-        .bind(&conversation.contract)
-        .bind(rows::to_json(&conversation.context)?)
-        .bind(rows::to_json(&conversation.state)?)
-        .bind(conversation.status.as_str())
-        .bind(conversation.created_at)
-        .bind(conversation.updated_at)
-        .execute(&self.pool)
-        .await?;
+        let conversation = Conversation::start(new);
+        insert_conversation(&conversation)?
+            .execute(&self.pool)
+            .await?;
         Ok(conversation)
+    }
+
+    async fn create_conversation_with(
+        &self,
+        conversation: &Conversation,
+        first: &NewMessage,
+    ) -> Result<i64, StoreError> {
+        let encoded = EncodedMessage::new(first)?;
+        let mut tx = self.pool.begin().await?;
+        insert_conversation(conversation)?.execute(&mut *tx).await?;
+        let id = insert_message(first, encoded).fetch_one(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(id)
     }
 
     async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
@@ -240,43 +241,9 @@ impl Store for PostgresStore {
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
         let encoded = EncodedMessage::new(message)?;
         // One statement, hence one transaction: the insert and the conversation's bump.
-        let id: i64 = sqlx::query_scalar(
-            "WITH inserted AS (\
-             INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
-             is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
-             violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-             interrupted, created_at) \
-             VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
-             $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22) \
-             RETURNING id, conversation_id, created_at) \
-             UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
-             FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
-        )
-        .bind(&message.conversation_id)
-        .bind(&message.turn_id)
-        .bind(message.role.as_str())
-        .bind(&message.content)
-        .bind(encoded.value)
-        .bind(message.is_validated)
-        .bind(message.is_fallback)
-        .bind(encoded.attempt)
-        .bind(&message.contract)
-        .bind(&message.contract_version)
-        .bind(encoded.request_payload)
-        .bind(encoded.raw_response)
-        .bind(encoded.violations)
-        .bind(encoded.repairs)
-        .bind(&message.provider)
-        .bind(&message.model)
-        .bind(encoded.tokens_in)
-        .bind(encoded.tokens_out)
-        .bind(encoded.latency_ms)
-        .bind(&message.error)
-        .bind(message.interrupted.map(Interruption::as_str))
-        .bind(now_ms())
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(id)
+        Ok(insert_message(message, encoded)
+            .fetch_one(&self.pool)
+            .await?)
     }
 
     async fn messages(
@@ -376,6 +343,67 @@ impl Store for PostgresStore {
                 .collect::<Result<_, _>>()?,
         ))
     }
+}
+
+/// The statement that inserts `conversation`.
+fn insert_conversation(
+    conversation: &Conversation,
+) -> Result<sqlx::query::Query<'_, Postgres, sqlx::postgres::PgArguments>, StoreError> {
+    Ok(sqlx::query(
+        "INSERT INTO conversations \
+         (id, user_id, contract, context, state, status, created_at, updated_at) \
+         VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8)",
+    )
+    .bind(&conversation.id)
+    .bind(&conversation.user_id)
+    .bind(&conversation.contract)
+    .bind(rows::to_json(&conversation.context)?)
+    .bind(rows::to_json(&conversation.state)?)
+    .bind(conversation.status.as_str())
+    .bind(conversation.created_at)
+    .bind(conversation.updated_at))
+}
+
+/// The statement that inserts `message` (`encoded`: its JSON columns) and bumps its
+/// conversation's `updated_at`; it returns the message's id.
+fn insert_message(
+    message: &NewMessage,
+    encoded: EncodedMessage,
+) -> sqlx::query::QueryScalar<'_, Postgres, i64, sqlx::postgres::PgArguments> {
+    sqlx::query_scalar(
+        "WITH inserted AS (\
+         INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
+         is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
+         violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
+         interrupted, created_at) \
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
+         $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22) \
+         RETURNING id, conversation_id, created_at) \
+         UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
+         FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
+    )
+    .bind(&message.conversation_id)
+    .bind(&message.turn_id)
+    .bind(message.role.as_str())
+    .bind(&message.content)
+    .bind(encoded.value)
+    .bind(message.is_validated)
+    .bind(message.is_fallback)
+    .bind(encoded.attempt)
+    .bind(&message.contract)
+    .bind(&message.contract_version)
+    .bind(encoded.request_payload)
+    .bind(encoded.raw_response)
+    .bind(encoded.violations)
+    .bind(encoded.repairs)
+    .bind(&message.provider)
+    .bind(&message.model)
+    .bind(encoded.tokens_in)
+    .bind(encoded.tokens_out)
+    .bind(encoded.latency_ms)
+    .bind(&message.error)
+    .bind(message.interrupted.map(Interruption::as_str))
+    .bind(now_ms())
 }
 
 #[cfg(test)]

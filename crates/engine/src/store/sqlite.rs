@@ -1,10 +1,10 @@
 //! [`SqliteStore`]: the embedded backend. One database file (created, with its directory, when
 //! missing) in WAL mode with `synchronous=NORMAL`, foreign keys on and a busy timeout; JSON is
 //! stored as text and booleans as 0/1. Reads go through a small sqlx pool (in WAL mode they
-//! never wait for the writer); every write goes to the one writing connection on a thread of its
-//! own ([`Writer`]), which commits the writes that are waiting together (group commit) and keeps
-//! checkpoints off the write path. Each write is one statement (a trigger bumps the conversation
-//! when a message is stored).
+//! never wait for the writer); every write goes to the one writing connection ([`Writer`]),
+//! which commits the writes that are waiting together (group commit) and keeps checkpoints off
+//! the write path. Each write is one statement (a trigger bumps the conversation when a message
+//! is stored), or two in one transaction for a conversation that starts with its first message.
 
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
@@ -221,29 +221,25 @@ impl Store for SqliteStore {
     }
 
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
-        let conversation = rows::fresh_conversation(new);
-        let row = conversation.clone();
-        let (context, state) = (rows::to_json(&row.context)?, rows::to_json(&row.state)?);
+        let conversation = Conversation::start(new);
+        let row = ConversationRow::new(&conversation)?;
+        self.writer.write(move |db| row.insert(db)).await?;
+        Ok(conversation)
+    }
+
+    async fn create_conversation_with(
+        &self,
+        conversation: &Conversation,
+        first: &NewMessage,
+    ) -> Result<i64, StoreError> {
+        let row = ConversationRow::new(conversation)?;
+        let message = MessageRow::new(first)?;
         self.writer
             .write(move |db| {
-                db.prepare_cached(
-                    "INSERT INTO conversations \
-                     (id, user_id, contract, context, state, status, created_at, updated_at) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                )?
-                .execute(params![
-                    row.id,
-                    row.user_id,
-                    row.contract,
-                    context,
-                    state,
-                    row.status.as_str(),
-                    row.created_at,
-                    row.updated_at,
-                ])
+                row.insert(db)?;
+                message.insert(db)
             })
-            .await?;
-        Ok(conversation)
+            .await
     }
 
     async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
@@ -344,78 +340,8 @@ impl Store for SqliteStore {
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
-        let encoded = EncodedMessage::prompt_apart(message)?;
-        let row = MessageRow {
-            conversation_id: message.conversation_id.clone(),
-            turn_id: message.turn_id.clone(),
-            role: message.role.as_str(),
-            content: message.content.clone(),
-            is_validated: message.is_validated,
-            is_fallback: message.is_fallback,
-            contract: message.contract.clone(),
-            contract_version: message.contract_version.clone(),
-            provider: message.provider.clone(),
-            model: message.model.clone(),
-            error: message.error.clone(),
-            interrupted: message.interrupted.map(Interruption::as_str),
-            created_at: now_ms(),
-            encoded,
-        };
-        // The prompt (once), then one statement: the insert and (by the trigger of migration 3)
-        // the conversation's bump.
-        self.writer
-            .write(move |db| {
-                let e = &row.encoded;
-                if let Some(prompt) = &e.prompt {
-                    db.prepare_cached(
-                        "INSERT INTO prompts (hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                    )?
-                    .execute(params![prompt.hash, prompt.text])?;
-                }
-                let (prompt_hash, prompt_pointer) = match &e.prompt {
-                    Some(prompt) => (Some(&prompt.hash), Some(&prompt.pointer)),
-                    None => (None, None),
-                };
-                db.prepare_cached(
-                    "INSERT INTO messages (conversation_id, turn_id, role, content, value, \
-                     is_validated, is_fallback, attempt, contract, contract_version, \
-                     request_payload, raw_response, violations, repairs, provider, model, \
-                     tokens_in, tokens_out, latency_ms, error, interrupted, created_at, \
-                     prompt_hash, prompt_pointer) \
-                     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
-                     RETURNING id",
-                )?
-                .query_row(
-                    params![
-                        row.conversation_id,
-                        row.turn_id,
-                        row.role,
-                        row.content,
-                        e.value,
-                        row.is_validated,
-                        row.is_fallback,
-                        e.attempt,
-                        row.contract,
-                        row.contract_version,
-                        e.request_payload,
-                        e.raw_response,
-                        e.violations,
-                        e.repairs,
-                        row.provider,
-                        row.model,
-                        e.tokens_in,
-                        e.tokens_out,
-                        e.latency_ms,
-                        row.error,
-                        row.interrupted,
-                        row.created_at,
-                        prompt_hash,
-                        prompt_pointer,
-                    ],
-                    |found| found.get(0),
-                )
-            })
-            .await
+        let row = MessageRow::new(message)?;
+        self.writer.write(move |db| row.insert(db)).await
     }
 
     async fn messages(
@@ -553,6 +479,118 @@ struct MessageRow {
     interrupted: Option<&'static str>,
     created_at: i64,
     encoded: EncodedMessage,
+}
+
+impl MessageRow {
+    /// `message` as it is stored: its prompt apart, its JSON as text, the time of now.
+    fn new(message: &NewMessage) -> Result<Self, StoreError> {
+        Ok(Self {
+            conversation_id: message.conversation_id.clone(),
+            turn_id: message.turn_id.clone(),
+            role: message.role.as_str(),
+            content: message.content.clone(),
+            is_validated: message.is_validated,
+            is_fallback: message.is_fallback,
+            contract: message.contract.clone(),
+            contract_version: message.contract_version.clone(),
+            provider: message.provider.clone(),
+            model: message.model.clone(),
+            error: message.error.clone(),
+            interrupted: message.interrupted.map(Interruption::as_str),
+            created_at: now_ms(),
+            encoded: EncodedMessage::prompt_apart(message)?,
+        })
+    }
+
+    /// Inserts the prompt (once) and the message, whose id it returns; the trigger of migration
+    /// 3 bumps the conversation.
+    fn insert(&self, db: &rusqlite::Connection) -> rusqlite::Result<i64> {
+        let e = &self.encoded;
+        let (prompt_hash, prompt_pointer) = match &e.prompt {
+            Some(prompt) => {
+                db.prepare_cached(
+                    "INSERT INTO prompts (hash, text) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                )?
+                .execute(params![prompt.hash, prompt.text])?;
+                (Some(&prompt.hash), Some(&prompt.pointer))
+            }
+            None => (None, None),
+        };
+        db.prepare_cached(
+            "INSERT INTO messages (conversation_id, turn_id, role, content, value, \
+             is_validated, is_fallback, attempt, contract, contract_version, \
+             request_payload, raw_response, violations, repairs, provider, model, \
+             tokens_in, tokens_out, latency_ms, error, interrupted, created_at, \
+             prompt_hash, prompt_pointer) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+             RETURNING id",
+        )?
+        .query_row(
+            params![
+                self.conversation_id,
+                self.turn_id,
+                self.role,
+                self.content,
+                e.value,
+                self.is_validated,
+                self.is_fallback,
+                e.attempt,
+                self.contract,
+                self.contract_version,
+                e.request_payload,
+                e.raw_response,
+                e.violations,
+                e.repairs,
+                self.provider,
+                self.model,
+                e.tokens_in,
+                e.tokens_out,
+                e.latency_ms,
+                self.error,
+                self.interrupted,
+                self.created_at,
+                prompt_hash,
+                prompt_pointer,
+            ],
+            |found| found.get(0),
+        )
+    }
+}
+
+/// A conversation as the writer inserts it.
+struct ConversationRow {
+    conversation: Conversation,
+    context: String,
+    state: String,
+}
+
+impl ConversationRow {
+    fn new(conversation: &Conversation) -> Result<Self, StoreError> {
+        Ok(Self {
+            context: rows::to_json(&conversation.context)?,
+            state: rows::to_json(&conversation.state)?,
+            conversation: conversation.clone(),
+        })
+    }
+
+    fn insert(&self, db: &rusqlite::Connection) -> rusqlite::Result<usize> {
+        let row = &self.conversation;
+        db.prepare_cached(
+            "INSERT INTO conversations \
+             (id, user_id, contract, context, state, status, created_at, updated_at) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )?
+        .execute(params![
+            row.id,
+            row.user_id,
+            row.contract,
+            self.context,
+            self.state,
+            row.status.as_str(),
+            row.created_at,
+            row.updated_at,
+        ])
+    }
 }
 
 #[cfg(test)]

@@ -1,30 +1,34 @@
-//! [`Writer`]: the SQLite store's one writing connection, on a thread of its own, with group
-//! commit; and the checkpointer that keeps the write-ahead log short off the write path.
+//! [`Writer`]: the SQLite store's one writing connection, with group commit by combining; and
+//! the checkpointer thread that keeps the write-ahead log short off the write path.
 //!
-//! Every write of the SQLite store is a job sent to the writer thread. The thread takes every
-//! job that is waiting (up to [`MAX_BATCH`]), runs them in one `BEGIN IMMEDIATE … COMMIT` and
-//! only then answers each caller: a caller is told its write is done once it is committed, as
-//! before, but concurrent turns share one commit — the pages they both touch (the messages
+//! Every write of the SQLite store is a job put in the writer's queue. The caller then tries to
+//! take the connection: when no one holds it, the caller becomes the *combiner* and runs every
+//! job that is waiting (up to [`MAX_BATCH`] at a time) in one `BEGIN IMMEDIATE … COMMIT`, answers
+//! each job's caller once that transaction is committed, and goes on until the queue is empty.
+//! When someone holds it, the caller just waits for its answer: the holder runs the job with its
+//! next batch. Concurrent turns thus share one commit — the pages they all touch (the messages
 //! table's last leaf, its indexes' last leaves, the conversation row, `sqlite_sequence`) are
-//! written to the log once per batch instead of once per write. Should any job of a batch fail
-//! (a foreign key, a full disk), the batch is rolled back and its jobs are run again one by one,
-//! each in its own transaction, so one bad write never takes others down with it.
+//! written to the log once per batch instead of once per write — and a write costs no hand-off
+//! to another thread: on a lightly loaded server the write runs at once on the caller's own
+//! thread, without waking anyone. (An earlier version ran every write on a writer thread of its
+//! own; its two thread switches per write were the largest single cost of a turn.)
 //!
-//! Statements run on the thread itself (rusqlite, prepared statements cached), so a write costs
-//! one hand-off to the thread and one back, whatever it does.
+//! A combiner on a runtime thread runs at most [`INLINE_BATCHES`] batches and hands what is
+//! still queued to a blocking thread (`spawn_blocking`), so one request never waits behind a
+//! stream of others' writes. Should any job of a batch fail (a foreign key, a full disk), the
+//! batch is rolled back and its jobs are run again one by one, each in its own transaction, so
+//! one bad write never takes others down with it. A job is run even when its caller has gone
+//! away meanwhile (the request was dropped): the write stands.
 //!
 //! Automatic checkpoints are off on the writing connection: a checkpoint run by the connection
-//! that commits would stall every queued write while it copies the whole log into the database
-//! file. Instead the checkpointer thread runs a `PASSIVE` checkpoint on a connection of its own
-//! every [`CHECKPOINT_EVERY`]; it copies the bulk of the log without blocking the writer or
-//! readers. Under a steady stream of writes such a checkpoint never catches up with the end of
-//! the log (new frames arrive while it copies), and SQLite starts the log over only once every
-//! frame is copied; so the writer thread, between two batches and after every
-//! [`FINISH_CHECKPOINT_AFTER`] writes, finishes the copy itself — only the frames written since
-//! the checkpointer's last pass, a short pause — and the next transaction starts the log over.
-//! When the checkpointer holds the log every time the writer tries (a slow disk under load),
-//! the writer's passive attempt never gets its turn; from twice that many writes on, it runs a
-//! `FULL` checkpoint, which waits for the checkpointer's pass and then finishes the copy.
+//! that commits would stall the write that triggered it while the whole log is copied into the
+//! database file. Instead the checkpointer thread runs a `PASSIVE` checkpoint on a connection
+//! of its own every [`CHECKPOINT_EVERY`]; it copies the bulk of the log without blocking writes
+//! or readers. Under a steady stream of writes such a checkpoint never catches up with the end
+//! of the log (new frames arrive while it copies), and SQLite starts the log over only once every
+//! frame is copied; so after every [`FINISH_CHECKPOINT_AFTER`] writes the checkpointer takes the
+//! writing connection for a moment — writes queue meanwhile — and finishes the copy: only the
+//! frames written since its last pass, a short pause. The next transaction starts the log over.
 //! When the store is closed the checkpointer runs a last `TRUNCATE` checkpoint.
 
 use super::StoreError;
@@ -32,18 +36,34 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 #[cfg(test)]
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak, mpsc};
 use std::time::Duration;
 use tokio::sync::oneshot;
 
 /// Most writes committed in one transaction.
 const MAX_BATCH: usize = 256;
 
+/// Most batches a combiner runs on a runtime thread before it hands the queue to a blocking
+/// thread.
+const INLINE_BATCHES: usize = 4;
+
 /// How often the checkpointer copies the log into the database file.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// Writes after which the writer thread finishes a checkpoint between two batches.
+/// Writes after which the checkpointer finishes a checkpoint while holding the writing
+/// connection.
 const FINISH_CHECKPOINT_AFTER: usize = 2048;
+
+/// Passes a finishing checkpoint makes without holding the writer, at most, to catch up …
+const CATCH_UP_PASSES: usize = 4;
+
+/// … until at most this many frames are left to copy while holding it.
+const FINISH_WHEN_LEFT: i64 = 64;
+
+/// The checkpointer thread's nice value (Linux).
+#[cfg(target_os = "linux")]
+const CHECKPOINTER_NICE: i32 = 10;
 
 /// How long a connection waits for another's lock (a migration, a checkpoint) before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -90,22 +110,147 @@ where
     }
 }
 
-/// The SQLite store's writing connection (cheap to clone: a channel to its thread).
-#[derive(Debug, Clone)]
+/// The SQLite store's writing connection (cheap to clone).
+#[derive(Clone)]
 pub(super) struct Writer {
-    jobs: mpsc::Sender<Box<dyn Job>>,
+    shared: Arc<Shared>,
 }
 
-impl std::fmt::Debug for dyn Job {
+impl std::fmt::Debug for Writer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Job")
+        f.debug_struct("Writer")
+            .field("queued", &lock(&self.shared.queue).len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the writer's clones and the checkpointer share.
+struct Shared {
+    /// The writing connection; whoever holds it runs the queue.
+    connection: Mutex<Connection>,
+    /// Jobs waiting for a combiner, oldest first.
+    queue: Mutex<Vec<Box<dyn Job>>>,
+    /// Writes committed since the last finished checkpoint.
+    since_checkpoint: AtomicUsize,
+    /// Wakes the checkpointer before its tick once [`FINISH_CHECKPOINT_AFTER`] writes are
+    /// reached. Dropped with the last writer: the checkpointer then makes its last checkpoint
+    /// and ends.
+    wake: mpsc::SyncSender<()>,
+    /// The runtime the store was opened on, if any: its blocking threads take over a long
+    /// queue.
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+/// `mutex`'s guard; a poisoned mutex (a panic while it was held) is taken as it is: the
+/// connection and the queue stay usable.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Where a combiner runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Combiner {
+    /// On a runtime thread: a few batches, then the rest goes to a blocking thread.
+    Inline,
+    /// On a thread of its own (a blocking thread, the checkpointer): until the queue is empty.
+    Blocking,
+}
+
+impl Shared {
+    /// Runs the queued jobs unless someone else holds the connection (then they do).
+    fn combine(self: &Arc<Self>, combiner: Combiner) {
+        loop {
+            let connection = match self.connection.try_lock() {
+                Ok(connection) => connection,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => return,
+            };
+            let mut batches = 0;
+            loop {
+                if combiner == Combiner::Inline
+                    && batches == INLINE_BATCHES
+                    && self.runtime.is_some()
+                {
+                    drop(connection);
+                    self.hand_over();
+                    return;
+                }
+                let batch: Vec<Box<dyn Job>> = {
+                    let mut queue = lock(&self.queue);
+                    let take = queue.len().min(MAX_BATCH);
+                    queue.drain(..take).collect()
+                };
+                if batch.is_empty() {
+                    break;
+                }
+                let written = batch.len()
+                    + self
+                        .since_checkpoint
+                        .fetch_add(batch.len(), Ordering::Relaxed);
+                run_batch(&connection, batch);
+                batches += 1;
+                if written >= FINISH_CHECKPOINT_AFTER {
+                    // Full already, or the checkpointer is just busy: either way it will look.
+                    let _ = self.wake.try_send(());
+                }
+                if written >= 2 * FINISH_CHECKPOINT_AFTER {
+                    // The checkpointer does not keep up (a core that is never idle, a slow
+                    // disk): the writes wait for a checkpoint here, so the log stays bounded.
+                    match checkpoint(&connection, "FULL") {
+                        Ok(progress) if progress.complete() => {
+                            self.since_checkpoint.store(0, Ordering::Relaxed);
+                        }
+                        Ok(_) => {}
+                        Err(error) => tracing::warn!(%error, "SQLite checkpoint failed"),
+                    }
+                }
+            }
+            drop(connection);
+            // A job queued after the last look but before the connection was let go found it
+            // held and left the work to us: look again.
+            if lock(&self.queue).is_empty() {
+                return;
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Has the queue run on a blocking thread of the runtime (normal priority: the
+    /// checkpointer's is low), or here when there is no runtime.
+    fn hand_over(self: &Arc<Self>) {
+        // A job queued after this look finds the connection free and runs itself.
+        if lock(&self.queue).is_empty() {
+            return;
+        }
+        match &self.runtime {
+            Some(runtime) => {
+                let shared = Arc::clone(self);
+                runtime.spawn_blocking(move || shared.combine(Combiner::Blocking));
+            }
+            None => self.combine(Combiner::Blocking),
+        }
+    }
+}
+
+impl Drop for Shared {
+    /// The last writer is gone: jobs whose callers went away are still run.
+    fn drop(&mut self) {
+        let jobs = std::mem::take(self.queue.get_mut().unwrap_or_else(PoisonError::into_inner));
+        if !jobs.is_empty() {
+            let connection = self
+                .connection
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner);
+            run_batch(connection, jobs);
+        }
     }
 }
 
 impl Writer {
     /// Opens the writing connection to the database file at `path` (which must exist, with its
-    /// migrations applied) and starts the writer and checkpointer threads. Both end when the
-    /// last clone of the writer is dropped, after a final `TRUNCATE` checkpoint.
+    /// migrations applied) and starts the checkpointer thread. It ends when the last clone of
+    /// the writer is dropped, after a final `TRUNCATE` checkpoint.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
         let connection = connect(path)?;
         // SQLite quietly opens a file it may not write (a read-only volume) for reading only;
@@ -119,40 +264,40 @@ impl Writer {
         connection.pragma_update(None, "wal_autocheckpoint", 0)?;
         connection.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
         let checkpointer = connect(path)?;
-        let (jobs, queue) = mpsc::channel::<Box<dyn Job>>();
-        let (stop, stopped) = mpsc::channel::<()>();
+        let (wake, woken) = mpsc::sync_channel::<()>(1);
+        let shared = Arc::new(Shared {
+            connection: Mutex::new(connection),
+            queue: Mutex::new(Vec::new()),
+            since_checkpoint: AtomicUsize::new(0),
+            wake,
+            runtime: tokio::runtime::Handle::try_current().ok(),
+        });
+        let weak = Arc::downgrade(&shared);
         std::thread::Builder::new()
             .name("bridle-sqlite-checkpoint".into())
-            .spawn(move || checkpoints(&checkpointer, &stopped))
+            .spawn(move || checkpoints(&checkpointer, &weak, &woken))
             .map_err(|error| StoreError::Config(format!("cannot start a thread: {error}")))?;
-        std::thread::Builder::new()
-            .name("bridle-sqlite-writer".into())
-            .spawn(move || {
-                write_batches(&connection, &queue);
-                // Closing the store: the checkpointer makes its last checkpoint and ends.
-                drop(stop);
-            })
-            .map_err(|error| StoreError::Config(format!("cannot start a thread: {error}")))?;
-        Ok(Self { jobs })
+        Ok(Self { shared })
     }
 
     /// Runs `work` on the writing connection inside a transaction (shared with whatever other
     /// writes are waiting) and returns its result once that transaction is committed. `work`
     /// may run more than once (again on its own when another write of its batch failed): it
-    /// must only write, never act outside the database.
+    /// must only write, never act outside the database. It may run on the calling thread.
     pub async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
         F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         let (reply, answer) = oneshot::channel();
-        self.jobs
-            .send(Box::new(Op {
-                work,
-                done: None,
-                reply,
-            }))
-            .map_err(|_| StoreError::Closed)?;
+        lock(&self.shared.queue).push(Box::new(Op {
+            work,
+            done: None,
+            reply,
+        }));
+        // No await between queueing and combining: once queued, the job is run whatever
+        // becomes of this future.
+        self.shared.combine(Combiner::Inline);
         answer.await.map_err(|_| StoreError::Closed)?
     }
 }
@@ -171,52 +316,24 @@ fn connect(path: &Path) -> Result<Connection, StoreError> {
     Ok(connection)
 }
 
-/// The writer thread: batches of waiting jobs, each batch one transaction, until every sender
-/// is gone.
-fn write_batches(connection: &Connection, queue: &mpsc::Receiver<Box<dyn Job>>) {
-    let mut batch: Vec<Box<dyn Job>> = Vec::with_capacity(MAX_BATCH);
-    let mut since_checkpoint = 0;
-    while let Ok(first) = queue.recv() {
-        batch.push(first);
-        while batch.len() < MAX_BATCH {
-            match queue.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
+/// Runs `batch` as one transaction and answers its jobs; when that fails, each job again in a
+/// transaction of its own.
+fn run_batch(connection: &Connection, mut batch: Vec<Box<dyn Job>>) {
+    let together = in_transaction(connection, |connection| {
+        batch.iter_mut().try_for_each(|job| job.run(connection))
+    });
+    match together {
+        Ok(()) => batch.into_iter().for_each(|job| job.deliver(None)),
+        Err(error) if batch.len() == 1 => {
+            if let Some(job) = batch.pop() {
+                job.deliver(Some(error.into()));
             }
         }
-        since_checkpoint += batch.len();
-        let together = in_transaction(connection, |connection| {
-            batch.iter_mut().try_for_each(|job| job.run(connection))
-        });
-        match together {
-            Ok(()) => batch.drain(..).for_each(|job| job.deliver(None)),
-            Err(error) if batch.len() == 1 => {
-                if let Some(job) = batch.pop() {
-                    job.deliver(Some(error.into()));
-                }
-            }
-            // One write failed: every write of the batch runs again on its own.
-            Err(_) => {
-                for mut job in batch.drain(..) {
-                    let alone = in_transaction(connection, |connection| job.run(connection));
-                    job.deliver(alone.err().map(StoreError::from));
-                }
-            }
-        }
-        if since_checkpoint >= FINISH_CHECKPOINT_AFTER {
-            // Should the checkpointer hold the log the whole time (a slow disk under load), a
-            // passive checkpoint here never gets its turn; past twice the mark, a full one waits
-            // for it (up to the busy timeout) and then finishes, so the log stays bounded.
-            let mode = if since_checkpoint >= 2 * FINISH_CHECKPOINT_AFTER {
-                "FULL"
-            } else {
-                "PASSIVE"
-            };
-            match checkpoint(connection, mode) {
-                Ok(true) => since_checkpoint = 0,
-                // Busy (the checkpointer is at work) or not complete: again after the next batch.
-                Ok(false) => {}
-                Err(error) => tracing::warn!(%error, "SQLite checkpoint failed"),
+        // One write failed: every write of the batch runs again on its own.
+        Err(_) => {
+            for mut job in batch {
+                let alone = in_transaction(connection, |connection| job.run(connection));
+                job.deliver(alone.err().map(StoreError::from));
             }
         }
     }
@@ -237,13 +354,31 @@ fn in_transaction(
     result
 }
 
-/// The checkpointer thread: a passive checkpoint every [`CHECKPOINT_EVERY`] until `stop`'s
-/// sender is dropped, then a truncating one.
-fn checkpoints(connection: &Connection, stop: &mpsc::Receiver<()>) {
+/// The checkpointer thread: a passive checkpoint every [`CHECKPOINT_EVERY`] (or when woken),
+/// finished while holding the writing connection after every [`FINISH_CHECKPOINT_AFTER`]
+/// writes, until the last writer is gone (`woken`'s sender dropped); then a truncating one.
+fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Receiver<()>) {
+    yield_to_requests();
     // A failure repeats every tick while it lasts (a full disk): said once, and its end said.
     let mut failing = false;
-    while let Err(mpsc::RecvTimeoutError::Timeout) = stop.recv_timeout(CHECKPOINT_EVERY) {
-        match checkpoint(connection, "PASSIVE") {
+    while woken.recv_timeout(CHECKPOINT_EVERY) != Err(mpsc::RecvTimeoutError::Disconnected) {
+        let mut result = checkpoint(connection, "PASSIVE");
+        if let Some(shared) = writer.upgrade() {
+            if shared.since_checkpoint.load(Ordering::Relaxed) >= FINISH_CHECKPOINT_AFTER {
+                // Catch up first without holding the writer (each pass copies what was written
+                // during the last), so that the pause of the writes is short.
+                for _ in 0..CATCH_UP_PASSES {
+                    match &result {
+                        Ok(progress) if progress.left() > FINISH_WHEN_LEFT => {
+                            result = checkpoint(connection, "PASSIVE");
+                        }
+                        _ => break,
+                    }
+                }
+                result = finish_checkpoint(connection, &shared);
+            }
+        }
+        match result {
             Err(error) if !failing => {
                 failing = true;
                 tracing::warn!(%error, "SQLite checkpoints fail; retrying every tick until they succeed");
@@ -260,12 +395,73 @@ fn checkpoints(connection: &Connection, stop: &mpsc::Receiver<()>) {
     }
 }
 
-/// Runs `PRAGMA wal_checkpoint(MODE)`; whether every frame of the log is now in the database
-/// file (so that the next write transaction starts the log over).
-fn checkpoint(connection: &Connection, mode: &str) -> rusqlite::Result<bool> {
+/// Lowers the calling thread's priority (Linux: nice 10): the checkpointer's copying is
+/// background work, and on a busy core it waits for the threads that serve requests instead of
+/// delaying them by the milliseconds a pass takes. An idle core still runs it at once.
+fn yield_to_requests() {
+    #[cfg(target_os = "linux")]
+    if let Err(error) =
+        rustix::process::setpriority_process(Some(rustix::thread::gettid()), CHECKPOINTER_NICE)
+    {
+        tracing::debug!(%error, "cannot lower the SQLite checkpointer's priority");
+    }
+}
+
+/// Copies the rest of the log while no write can add to it (holding the writing connection),
+/// then runs the writes that queued meanwhile. A reader still on an old snapshot can keep it
+/// from completing; then it is tried again at the next tick.
+fn finish_checkpoint(connection: &Connection, shared: &Arc<Shared>) -> rusqlite::Result<Progress> {
+    let held = lock(&shared.connection);
+    let started = std::time::Instant::now();
+    let progress = checkpoint(connection, "PASSIVE");
+    let pause = started.elapsed();
+    drop(held);
+    shared.hand_over();
+    if let Ok(done) = &progress {
+        if done.complete() {
+            shared.since_checkpoint.store(0, Ordering::Relaxed);
+        }
+        tracing::debug!(
+            ?pause,
+            frames = done.log,
+            complete = done.complete(),
+            "SQLite checkpoint finished"
+        );
+    }
+    progress
+}
+
+/// Where a checkpoint left the log.
+#[derive(Debug, Clone, Copy)]
+struct Progress {
+    /// Another connection held a lock the checkpoint needed.
+    busy: bool,
+    /// Frames in the log.
+    log: i64,
+    /// Frames of it copied into the database file.
+    copied: i64,
+}
+
+impl Progress {
+    /// Every frame is in the database file: the next write transaction starts the log over.
+    fn complete(self) -> bool {
+        !self.busy && self.log == self.copied
+    }
+
+    /// Frames not copied yet.
+    fn left(self) -> i64 {
+        self.log - self.copied
+    }
+}
+
+/// Runs `PRAGMA wal_checkpoint(MODE)`.
+fn checkpoint(connection: &Connection, mode: &str) -> rusqlite::Result<Progress> {
     connection.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
-        let (busy, log, copied): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
-        Ok(busy == 0 && log == copied)
+        Ok(Progress {
+            busy: row.get::<_, i64>(0)? != 0,
+            log: row.get(1)?,
+            copied: row.get(2)?,
+        })
     })
 }
 
@@ -300,8 +496,8 @@ mod tests {
             .await
     }
 
-    /// Keeps the writer thread busy for a while, so that the writes sent meanwhile queue up and
-    /// are committed as one batch.
+    /// Holds the writing connection for a while, so that the writes sent meanwhile queue up and
+    /// are committed as batches.
     fn hold(writer: &Arc<Writer>) -> tokio::task::JoinHandle<()> {
         let writer = Arc::clone(writer);
         tokio::spawn(async move {
@@ -343,6 +539,40 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), 500, "every write got an id of its own");
         assert_eq!(count(&path), 500, "and is in the database once answered");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_long_queue_is_run_to_the_end_when_its_combiner_hands_it_over() {
+        let (_dir, path) = database();
+        let writer = Arc::new(Writer::open(&path).unwrap());
+        let held = hold(&writer);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // More batches than a combiner runs on a runtime thread.
+        let writes = MAX_BATCH * (INLINE_BATCHES + 2);
+        let tasks: Vec<_> = (0..writes)
+            .map(|_| {
+                let writer = Arc::clone(&writer);
+                tokio::spawn(async move { add_child(&writer, 1).await.unwrap() })
+            })
+            .collect();
+        for task in tasks {
+            task.await.unwrap();
+        }
+        held.await.unwrap();
+        assert_eq!(count(&path), i64::try_from(writes).unwrap());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_write_whose_caller_went_away_is_committed_all_the_same() {
+        use futures::FutureExt;
+        let (_dir, path) = database();
+        let writer = Arc::new(Writer::open(&path).unwrap());
+        let held = hold(&writer);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        // Polled once (queued behind the held write), then dropped.
+        assert!(add_child(&writer, 1).now_or_never().is_none());
+        held.await.unwrap();
+        assert_eq!(count(&path), 1);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,6 +41,8 @@ on_both_backends! {
     pagination: sqlite_pagination, postgres_pagination;
     status_and_state: sqlite_status_and_state, postgres_status_and_state;
     foreign_keys: sqlite_foreign_keys, postgres_foreign_keys;
+    created_with_first_message: sqlite_created_with_first_message,
+        postgres_created_with_first_message;
     corrupt_json: sqlite_corrupt_json, postgres_corrupt_json;
     safety_events: sqlite_safety_events, postgres_safety_events;
     reopen: sqlite_reopen, postgres_reopen;
@@ -1011,6 +1013,60 @@ async fn foreign_keys(h: Harness) {
     assert_eq!(
         store.safety_events(&conversation.id).await.unwrap().len(),
         1
+    );
+    assert_eq!(
+        store
+            .messages(&conversation.id, View::Admin)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+async fn created_with_first_message(h: Harness) {
+    let store = h.store();
+    let conversation = Conversation::start(&new_conversation("alice", "tutor"));
+    assert_eq!(store.conversation(&conversation.id).await.unwrap(), None);
+    let first = user_message(&conversation, &turn_id(), "hi");
+    let id = store
+        .create_conversation_with(&conversation, &first)
+        .await
+        .unwrap();
+    let stored = store.conversation(&conversation.id).await.unwrap().unwrap();
+    assert_eq!(
+        Conversation {
+            updated_at: conversation.updated_at,
+            ..stored.clone()
+        },
+        conversation
+    );
+    assert!(stored.updated_at >= conversation.created_at);
+    let messages = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(message_ids(&messages), [id]);
+    assert_eq!(messages[0].data.content, "hi");
+
+    // Both or neither: a first message that cannot be stored takes its conversation with it …
+    let lost = Conversation::start(&new_conversation("bob", "tutor"));
+    let ghost = Conversation {
+        id: "no-such-conversation".into(),
+        ..lost.clone()
+    };
+    let error = store
+        .create_conversation_with(&lost, &user_message(&ghost, &turn_id(), "lost"))
+        .await
+        .unwrap_err();
+    assert!(is_foreign_key_violation(&error), "{error}");
+    assert_eq!(store.conversation(&lost.id).await.unwrap(), None);
+    // … and a conversation that exists already takes no message.
+    assert!(
+        store
+            .create_conversation_with(
+                &conversation,
+                &user_message(&conversation, &turn_id(), "again")
+            )
+            .await
+            .is_err()
     );
     assert_eq!(
         store
