@@ -29,7 +29,10 @@
 //! frame is copied; so after every [`FINISH_CHECKPOINT_AFTER`] writes the checkpointer takes the
 //! writing connection for a moment — writes queue meanwhile — and finishes the copy: only the
 //! frames written since its last pass, a short pause. The next transaction starts the log over.
-//! When the store is closed the checkpointer runs a last `TRUNCATE` checkpoint.
+//! Should the checkpointer not keep up (a core that is never idle, a slow disk), from twice that
+//! many writes on the writes wait: the combiner, moved to a blocking thread, runs `FULL`
+//! checkpoints until one completes, so the log stays bounded. When the store is closed the
+//! checkpointer runs a last `TRUNCATE` checkpoint.
 
 use super::StoreError;
 use rusqlite::{Connection, OpenFlags};
@@ -167,13 +170,21 @@ impl Shared {
             };
             let mut batches = 0;
             loop {
+                // The checkpointer does not keep up (a core that is never idle, a slow disk):
+                // the writes wait for a checkpoint, on a blocking thread, so the log stays
+                // bounded.
+                let overdue =
+                    self.since_checkpoint.load(Ordering::Relaxed) >= 2 * FINISH_CHECKPOINT_AFTER;
                 if combiner == Combiner::Inline
-                    && batches == INLINE_BATCHES
+                    && (batches == INLINE_BATCHES || overdue)
                     && self.runtime.is_some()
                 {
                     drop(connection);
                     self.hand_over();
                     return;
+                }
+                if overdue {
+                    self.wait_for_checkpoint(&connection);
                 }
                 let batch: Vec<Box<dyn Job>> = {
                     let mut queue = lock(&self.queue);
@@ -193,17 +204,6 @@ impl Shared {
                     // Full already, or the checkpointer is just busy: either way it will look.
                     let _ = self.wake.try_send(());
                 }
-                if written >= 2 * FINISH_CHECKPOINT_AFTER {
-                    // The checkpointer does not keep up (a core that is never idle, a slow
-                    // disk): the writes wait for a checkpoint here, so the log stays bounded.
-                    match checkpoint(&connection, "FULL") {
-                        Ok(progress) if progress.complete() => {
-                            self.since_checkpoint.store(0, Ordering::Relaxed);
-                        }
-                        Ok(_) => {}
-                        Err(error) => tracing::warn!(%error, "SQLite checkpoint failed"),
-                    }
-                }
             }
             drop(connection);
             // A job queued after the last look but before the connection was let go found it
@@ -216,6 +216,29 @@ impl Shared {
 }
 
 impl Shared {
+    /// Runs a `FULL` checkpoint on the writing connection, again while the checkpointer's pass
+    /// keeps it busy (up to the busy timeout).
+    fn wait_for_checkpoint(&self, connection: &Connection) {
+        let started = std::time::Instant::now();
+        loop {
+            match checkpoint(connection, "FULL") {
+                Ok(progress) if progress.complete() => {
+                    self.since_checkpoint.store(0, Ordering::Relaxed);
+                    return;
+                }
+                Ok(progress) if progress.busy && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                // A reader on an old snapshot: the writes go on, and the next batch tries again.
+                Ok(_) => return,
+                Err(error) => {
+                    tracing::warn!(%error, "SQLite checkpoint failed");
+                    return;
+                }
+            }
+        }
+    }
+
     /// Has the queue run on a blocking thread of the runtime (normal priority: the
     /// checkpointer's is low), or here when there is no runtime.
     fn hand_over(self: &Arc<Self>) {
@@ -635,8 +658,10 @@ mod tests {
         let wal = path.with_extension("db-wal");
         let data = "x".repeat(8 * 1024);
         let mut largest = 0;
-        // 6,000 writes of 8 KiB: about 100 MB of log frames if the log never started over.
-        for _ in 0..6_000 {
+        // 10,000 writes of 8 KiB (~17 KB of log frames each): ~170 MB if the log never started
+        // over. It starts over after 2,048 writes when the checkpointer keeps up, after 4,096
+        // (~70 MB) at the latest when it does not (a loaded machine).
+        for _ in 0..10_000 {
             let data = data.clone();
             writer
                 .write(move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]))
@@ -645,8 +670,8 @@ mod tests {
             largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
         }
         assert!(
-            largest < 64 * 1024 * 1024,
-            "the log grew to {largest} bytes: it never started over"
+            largest < 80 * 1024 * 1024,
+            "the log grew to {largest} bytes: it did not start over in time"
         );
     }
 
