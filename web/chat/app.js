@@ -13,7 +13,9 @@ import { renderValue } from './render.js';
 
 const $ = (id) => document.getElementById(id);
 const store = keyStore('bridle.chat.key');
-const state = { api: null, conversations: [], current: null, busy: false, blocked: false };
+// `loading`: the open conversation's history is on its way; the composer waits for it, so a
+// message sent meanwhile is never shown twice (once as sent, once in the history).
+const state = { api: null, conversations: [], current: null, busy: false, blocked: false, loading: false, loads: 0 };
 
 const ui = {
   signinForm: $('signin'),
@@ -44,7 +46,7 @@ function describe(conversation) {
 }
 
 function setComposer() {
-  const enabled = Boolean(state.current) && !state.busy && !state.blocked;
+  const enabled = Boolean(state.current) && !state.busy && !state.blocked && !state.loading;
   ui.input.disabled = !enabled;
   ui.composer.querySelector('button').disabled = !enabled;
 }
@@ -113,15 +115,27 @@ async function openConversation(conversation) {
   ui.context.textContent = describe(conversation);
   clear(ui.messages);
   renderList();
+  const load = ++state.loads;
+  state.loading = true;
   setComposer();
   let history;
+  let failure = null;
   try {
     history = await state.api.get(`/v1/conversations/${encodeURIComponent(conversation.id)}/messages`);
   } catch (error) {
-    ui.messages.appendChild(el('li', { class: 'msg assistant' }, el('div', { class: 'callout error', role: 'alert', text: error.message })));
-    return;
+    failure = error;
+  } finally {
+    // Only the newest load frees the composer (another conversation may have been opened).
+    if (load === state.loads) {
+      state.loading = false;
+      setComposer();
+    }
   }
   if (state.current?.id !== conversation.id) return;
+  if (failure) {
+    ui.messages.appendChild(el('li', { class: 'msg assistant' }, el('div', { class: 'callout error', role: 'alert', text: failure.message })));
+    return;
+  }
   const messages = history.messages ?? [];
   messages.forEach((m, i) => {
     if (m.role === 'user') {
@@ -142,7 +156,7 @@ async function openConversation(conversation) {
 // now (so forms and cards stay answerable).
 function send(content) {
   const text = String(content ?? '').trim();
-  if (!text || !state.current || state.busy || state.blocked) return false;
+  if (!text || !state.current || state.busy || state.blocked || state.loading) return false;
   runTurn(state.current, text);
   return true;
 }

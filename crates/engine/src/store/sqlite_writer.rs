@@ -213,9 +213,7 @@ impl Shared {
             }
         }
     }
-}
 
-impl Shared {
     /// Runs a `FULL` checkpoint on the writing connection, again while the checkpointer's pass
     /// keeps it busy (up to the busy timeout).
     fn wait_for_checkpoint(&self, connection: &Connection) {
@@ -240,13 +238,17 @@ impl Shared {
     }
 
     /// Has the queue run on a blocking thread of the runtime (normal priority: the
-    /// checkpointer's is low), or here when there is no runtime.
+    /// checkpointer's is low) — the caller's runtime, else the one the store was opened on — or
+    /// here when there is none.
     fn hand_over(self: &Arc<Self>) {
         // A job queued after this look finds the connection free and runs itself.
         if lock(&self.queue).is_empty() {
             return;
         }
-        match &self.runtime {
+        let runtime = tokio::runtime::Handle::try_current()
+            .ok()
+            .or_else(|| self.runtime.clone());
+        match runtime {
             Some(runtime) => {
                 let shared = Arc::clone(self);
                 runtime.spawn_blocking(move || shared.combine(Combiner::Blocking));
