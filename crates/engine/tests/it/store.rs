@@ -388,6 +388,15 @@ fn ids(conversations: &[&Conversation]) -> Vec<String> {
     conversations.iter().map(|c| c.id.clone()).collect()
 }
 
+/// How many messages of `conversation` are stored (invalid attempts included).
+async fn stored_messages(store: &dyn Store, conversation: &Conversation) -> usize {
+    store
+        .messages(&conversation.id, View::Admin)
+        .await
+        .unwrap()
+        .len()
+}
+
 fn message_ids(messages: &[Message]) -> Vec<i64> {
     messages.iter().map(|m| m.id).collect()
 }
@@ -1014,14 +1023,7 @@ async fn foreign_keys(h: Harness) {
         store.safety_events(&conversation.id).await.unwrap().len(),
         1
     );
-    assert_eq!(
-        store
-            .messages(&conversation.id, View::Admin)
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(stored_messages(store, &conversation).await, 1);
 }
 
 async fn created_with_first_message(h: Harness) {
@@ -1068,14 +1070,7 @@ async fn created_with_first_message(h: Harness) {
             .await
             .is_err()
     );
-    assert_eq!(
-        store
-            .messages(&conversation.id, View::Admin)
-            .await
-            .unwrap()
-            .len(),
-        1
-    );
+    assert_eq!(stored_messages(store, &conversation).await, 1);
 }
 
 async fn corrupt_json(h: Harness) {
