@@ -53,6 +53,7 @@ pub struct MockArgs {
 }
 
 pub fn run(dirs: &[PathBuf], args: MockArgs) -> Result<Outcome> {
+    crate::memory::steady_pages();
     let contracts = setup::contracts(dirs)?;
     let mut config = MockConfig {
         seed: args.seed,

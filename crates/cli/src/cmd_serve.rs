@@ -22,6 +22,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(dirs: &[PathBuf], args: ServeArgs) -> Result<Outcome> {
+    crate::memory::steady_pages();
     let mut config = Config::load(args.config.as_deref(), args.data_dir.as_deref())?;
     config.contracts_dirs.extend(dirs.iter().cloned());
     let runtime = tokio::runtime::Builder::new_multi_thread()

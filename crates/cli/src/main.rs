@@ -14,6 +14,7 @@ mod cmd_repair;
 mod cmd_serve;
 mod cmd_xml_query;
 mod input;
+mod memory;
 mod setup;
 
 use clap::{Args, Parser, Subcommand};

@@ -182,3 +182,29 @@ fn bad_mock_settings_exit_2() {
         assert_eq!(status.code(), Some(2), "{args:?}");
     }
 }
+
+/// The process's `THP_enabled` flag from `/proc/PID/status` (Linux 5.0 and later).
+#[cfg(target_os = "linux")]
+fn huge_pages_enabled(process: &Running) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{}/status", process.0.id())).unwrap();
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix("THP_enabled:"))
+        .expect("the kernel reports THP_enabled");
+    line.trim() == "1"
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_servers_run_without_transparent_huge_pages_unless_mimalloc_is_told_otherwise() {
+    let (mock, _) = start(&[]);
+    assert!(!huge_pages_enabled(&mock));
+    let dir = tempfile::tempdir().unwrap();
+    let (serve, _) = crate::serve_in(dir.path(), &[]);
+    assert!(!huge_pages_enabled(&serve));
+    let (allowed, _) = spawn_listening(
+        &["mock-llm", "--port", "0"].map(OsStr::new),
+        &[("MIMALLOC_ALLOW_THP", "1")],
+    );
+    assert!(huge_pages_enabled(&allowed));
+}
