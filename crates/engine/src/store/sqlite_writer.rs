@@ -405,7 +405,17 @@ fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Rec
     // A failure repeats every tick while it lasts (a full disk): said once, and its end said.
     let mut failing = false;
     let mut sleep = CHECKPOINT_EVERY;
-    while woken.recv_timeout(sleep) != Err(mpsc::RecvTimeoutError::Disconnected) {
+    loop {
+        match woken.recv_timeout(sleep) {
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            // Woken from idle by a commit: the next pass comes a tick later, with the commits
+            // of that tick (a pass per commit would be an fsync per commit).
+            Ok(()) if sleep == IDLE_CHECKPOINTER_SLEEPS => {
+                sleep = CHECKPOINT_EVERY;
+                continue;
+            }
+            _ => {}
+        }
         let mut result = checkpoint(connection, "PASSIVE");
         if let Some(shared) = writer.upgrade() {
             if shared.since_checkpoint.load(Ordering::Relaxed) >= FINISH_CHECKPOINT_AFTER {
