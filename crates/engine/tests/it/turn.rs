@@ -547,10 +547,19 @@ async fn xml_contracts_run_the_same_turn(store: Arc<dyn Store>) {
         .unwrap()
         .unwrap()
         .state;
-    let subjects: Vec<&str> = outcome.value["analysis"]["subject"]
-        .as_array()
-        .map(|s| s.iter().filter_map(|s| s["@name"].as_str()).collect())
-        .unwrap_or_default();
+    // Each named subject once, in the reply's order (the mock's reply may name one twice, or
+    // none), commas turned into spaces, trimmed.
+    let mut subjects: Vec<String> = Vec::new();
+    let named = outcome.value["analysis"]["subject"].as_array();
+    for subject in named.map_or(&[][..], Vec::as_slice) {
+        let Some(name) = subject["@name"].as_str() else {
+            continue;
+        };
+        let name = name.replace(',', " ").trim().to_owned();
+        if !name.is_empty() && !subjects.contains(&name) {
+            subjects.push(name);
+        }
+    }
     assert_eq!(
         state["topic"]["active_subjects"],
         json!(subjects),
