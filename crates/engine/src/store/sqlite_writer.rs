@@ -26,12 +26,13 @@
 //! of its own every [`CHECKPOINT_EVERY`] while writes come in; it copies the bulk of the log
 //! without blocking writes or readers. Passes are frequent because each starts with an `fsync`
 //! of the log, and an `fsync` costs what it has to flush: small passes keep every `fsync` short,
-//! the one in the pause below included. An idle checkpointer (nothing left to copy) sleeps until
-//! the next commit wakes it. Under a steady stream of writes such a checkpoint never catches up with the end
-//! of the log (new frames arrive while it copies), and SQLite starts the log over only once every
-//! frame is copied; so after every [`FINISH_CHECKPOINT_AFTER`] writes the checkpointer takes the
-//! writing connection for a moment — writes queue meanwhile — and finishes the copy: only the
-//! frames written since its last pass, a short pause. The next transaction starts the log over.
+//! the one in the pause below included. An idle checkpointer (nothing left to copy) sleeps
+//! until the next commit wakes it. Under a steady stream of writes such a checkpoint never
+//! catches up with the end of the log (new frames arrive while it copies), and SQLite starts
+//! the log over only once every frame is copied; so after every [`FINISH_CHECKPOINT_AFTER`]
+//! writes the checkpointer takes the writing connection for a moment — writes queue meanwhile —
+//! and finishes the copy: only the frames written since its last pass, a short pause. The next
+//! transaction starts the log over, writing over the log file in place.
 //! Should the checkpointer not keep up (a core that is never idle, a slow disk), from twice that
 //! many writes on the writes wait: the combiner, moved to a blocking thread, runs `FULL`
 //! checkpoints until one completes, so the log stays bounded. When the store is closed the
@@ -717,8 +718,13 @@ mod tests {
     /// The log's checkpoint sequence number (bytes 12..16 of its header; it changes every time
     /// the log starts over), if the log has a header yet.
     fn log_generation(wal: &Path) -> Option<u32> {
-        let header = std::fs::read(wal).ok()?;
-        Some(u32::from_be_bytes(header.get(12..16)?.try_into().ok()?))
+        use std::io::Read;
+        let mut header = [0; 16];
+        std::fs::File::open(wal)
+            .ok()?
+            .read_exact(&mut header)
+            .ok()?;
+        Some(u32::from_be_bytes(header[12..16].try_into().ok()?))
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
