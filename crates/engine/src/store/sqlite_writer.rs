@@ -82,8 +82,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The log file is cut back to this size when it starts over (bytes). Above what a
 /// [`FINISH_CHECKPOINT_AFTER`] cycle writes (~90 MB at ~21 frames of 4 KiB a turn), so the file
-/// is written over in place: cut back at every start, it grew again each cycle, and allocating
-/// its blocks waited on the file system's journal — the slowest writes (bench/README.md). A log
+/// is written over in place: cut back at every start, it grew again each cycle, and those
+/// writes were the slowest (bench/README.md). A log
 /// that grew past it (readers holding checkpoints back) is still cut back.
 const JOURNAL_SIZE_LIMIT: i64 = 256 * 1024 * 1024;
 
