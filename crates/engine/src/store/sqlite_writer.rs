@@ -23,9 +23,11 @@
 //! Automatic checkpoints are off on the writing connection: a checkpoint run by the connection
 //! that commits would stall the write that triggered it while the whole log is copied into the
 //! database file. Instead the checkpointer thread runs a `PASSIVE` checkpoint on a connection
-//! of its own every [`CHECKPOINT_EVERY`] while writes come in; it copies the bulk of the log
-//! without blocking writes or readers. Passes are frequent because each starts with an `fsync`
-//! of the log, and an `fsync` costs what it has to flush: small passes keep every `fsync` short,
+//! of its own every [`CHECKPOINT_EVERY`] while writes come in quickly (every
+//! [`CHECKPOINT_AT_LEAST_EVERY`] while they trickle in: a pass costs its `fsync`s however
+//! little it copies); it copies the bulk of the log without blocking writes or readers.
+//! Passes are frequent because each starts with an `fsync` of the log, and an `fsync` costs
+//! what it has to flush: small passes keep every `fsync` short,
 //! the one in the pause below included. An idle checkpointer (nothing left to copy) sleeps
 //! until the next commit wakes it. Under a steady stream of writes such a checkpoint never
 //! catches up with the end of the log (new frames arrive while it copies), and SQLite starts
@@ -59,6 +61,15 @@ const INLINE_BATCHES: usize = 4;
 /// Every 100 ms, the finishing pause took ~5 ms on the benchmark's disk (two `fsync`s of
 /// 100 ms of log and database writes); every 10 ms, ~1 ms (bench/README.md, gateway section).
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(10);
+
+/// Writes after which a tick brings a pass; with fewer, the pass waits for
+/// [`CHECKPOINT_AT_LEAST_EVERY`]. A pass costs two `fsync`s however little it copies: at 250
+/// turns/s, a pass every 10 ms made the CPU per turn twice what it is at 1,000/s (1.35 against
+/// 0.65 ms, bench/README.md); at 1,000/s (~20 writes a tick) passes still come every tick.
+const PASS_AFTER_WRITES: usize = 16;
+
+/// The longest a pass waits for [`PASS_AFTER_WRITES`] while writes come in.
+const CHECKPOINT_AT_LEAST_EVERY: Duration = Duration::from_millis(50);
 
 /// How long a checkpointer with nothing left to copy sleeps unless a commit wakes it.
 const IDLE_CHECKPOINTER_SLEEPS: Duration = Duration::from_secs(1);
@@ -397,8 +408,9 @@ fn in_transaction(
     result
 }
 
-/// The checkpointer thread: a passive checkpoint every [`CHECKPOINT_EVERY`] (or when woken;
-/// with nothing left to copy, it sleeps until a commit wakes it),
+/// The checkpointer thread: a passive checkpoint every [`CHECKPOINT_EVERY`] once
+/// [`PASS_AFTER_WRITES`] writes came in, else every [`CHECKPOINT_AT_LEAST_EVERY`] (or when
+/// woken; with nothing left to copy, it sleeps until a commit wakes it),
 /// finished while holding the writing connection after every [`FINISH_CHECKPOINT_AFTER`]
 /// writes, until the last writer is gone (`woken`'s sender dropped); then a truncating one.
 fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Receiver<()>) {
@@ -406,6 +418,9 @@ fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Rec
     // A failure repeats every tick while it lasts (a full disk): said once, and its end said.
     let mut failing = false;
     let mut sleep = CHECKPOINT_EVERY;
+    // When the last pass ran, and the writes counted then.
+    let mut last_pass = std::time::Instant::now();
+    let mut writes_at_last_pass = 0;
     loop {
         match woken.recv_timeout(sleep) {
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
@@ -415,8 +430,20 @@ fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Rec
                 sleep = CHECKPOINT_EVERY;
                 continue;
             }
+            // A tick: a pass once enough was written, or once it has waited long enough.
+            Err(mpsc::RecvTimeoutError::Timeout) if sleep == CHECKPOINT_EVERY => {
+                let written = writer
+                    .upgrade()
+                    .map_or(0, |shared| shared.since_checkpoint.load(Ordering::Relaxed));
+                // (The count starts over when a checkpoint finishes.)
+                let new = written.checked_sub(writes_at_last_pass).unwrap_or(written);
+                if new < PASS_AFTER_WRITES && last_pass.elapsed() < CHECKPOINT_AT_LEAST_EVERY {
+                    continue;
+                }
+            }
             _ => {}
         }
+        last_pass = std::time::Instant::now();
         let mut result = checkpoint(connection, "PASSIVE");
         if let Some(shared) = writer.upgrade() {
             if shared.since_checkpoint.load(Ordering::Relaxed) >= FINISH_CHECKPOINT_AFTER {
@@ -432,6 +459,7 @@ fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Rec
                 }
                 result = finish_checkpoint(connection, &shared);
             }
+            writes_at_last_pass = shared.since_checkpoint.load(Ordering::Relaxed);
             // Nothing left to copy: sleep until the next commit (it wakes an idle checkpointer).
             let idle = matches!(&result, Ok(progress) if progress.left() == 0);
             shared.checkpointer_idle.store(idle, Ordering::Relaxed);
@@ -795,6 +823,40 @@ mod tests {
             assert!(
                 started.elapsed() < IDLE_CHECKPOINTER_SLEEPS / 2,
                 "the write was not copied until the idle checkpointer's sleep ran out ({copied} of {log} frames)"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_trickle_of_writes_is_copied_in_few_passes() {
+        let (_dir, path) = database();
+        let writer = Writer::open(&path).unwrap();
+        // Two writes a tick for 400 ms: a pass every tick would copy ~40 times.
+        let mut copies = 0;
+        let mut last_copied = 0;
+        let started = std::time::Instant::now();
+        while started.elapsed() < Duration::from_millis(400) {
+            add_child(&writer, 1).await.unwrap();
+            for _ in 0..5 {
+                let (_, copied) = log_copied(&path);
+                if copied != last_copied {
+                    copies += 1;
+                    last_copied = copied;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        assert!(
+            copies <= 12,
+            "{copies} passes copied the log in 400 ms of a write every ~5 ms"
+        );
+        // And it all gets copied soon after.
+        let started = std::time::Instant::now();
+        while log_copied(&path).0 != log_copied(&path).1 {
+            assert!(
+                started.elapsed() < Duration::from_secs(3),
+                "the log was not copied ({copies} passes before)"
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
