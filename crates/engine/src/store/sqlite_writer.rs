@@ -20,21 +20,20 @@
 //! one bad write never takes others down with it. A job is run even when its caller has gone
 //! away meanwhile (the request was dropped): the write stands.
 //!
-//! Automatic checkpoints are off on the writing connection: a checkpoint run by the connection
-//! that commits would stall the write that triggered it while the whole log is copied into the
-//! database file. Instead the checkpointer thread runs a `PASSIVE` checkpoint on a connection
-//! of its own every [`CHECKPOINT_EVERY`] while writes come in quickly (every
-//! [`CHECKPOINT_AT_LEAST_EVERY`] while they trickle in: a pass costs its `fsync`s however
-//! little it copies); it copies the bulk of the log without blocking writes or readers.
-//! Passes are frequent because each starts with an `fsync` of the log, and an `fsync` costs
-//! what it has to flush: small passes keep every `fsync` short,
-//! the one in the pause below included. An idle checkpointer (nothing left to copy) sleeps
-//! until the next commit wakes it. Under a steady stream of writes such a checkpoint never
-//! catches up with the end of the log (new frames arrive while it copies), and SQLite starts
-//! the log over only once every frame is copied; so after every [`FINISH_CHECKPOINT_AFTER`]
-//! writes the checkpointer takes the writing connection for a moment — writes queue meanwhile —
-//! and finishes the copy: only the frames written since its last pass, a short pause. The next
-//! transaction starts the log over, writing over the log file in place.
+//! Automatic checkpoints are off on the writing connection: a checkpoint run by the connection that
+//! commits would stall the write that triggered it while the whole log is copied into the database
+//! file. Instead the checkpointer thread runs a `PASSIVE` checkpoint on a connection of its own
+//! every [`CHECKPOINT_EVERY`] while writes come in quickly (every [`CHECKPOINT_AT_LEAST_EVERY`]
+//! while they trickle in: a pass costs its `fsync`s however little it copies); it copies the bulk
+//! of the log without blocking writes or readers. Passes are frequent because each starts with an
+//! `fsync` of the log, and an `fsync` costs what it has to flush: small passes keep every `fsync`
+//! short, the one in the pause below included. An idle checkpointer (nothing left to copy) sleeps
+//! until the next commit wakes it. Under a steady stream of writes such a checkpoint never catches
+//! up with the end of the log (new frames arrive while it copies), and SQLite starts the log over
+//! only once every frame is copied; so after every [`FINISH_CHECKPOINT_AFTER`] writes the
+//! checkpointer takes the writing connection for a moment — writes queue meanwhile — and finishes
+//! the copy: only the frames written since its last pass, a short pause. The next transaction
+//! starts the log over, writing over the log file in place.
 //! Should the checkpointer not keep up (a core that is never idle, a slow disk), from twice that
 //! many writes on the writes wait: the combiner, moved to a blocking thread, runs `FULL`
 //! checkpoints until one completes, so the log stays bounded. When the store is closed the
@@ -94,8 +93,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// The log file is cut back to this size when it starts over (bytes). Above what a
 /// [`FINISH_CHECKPOINT_AFTER`] cycle writes (~90 MB at ~21 frames of 4 KiB a turn), so the file
 /// is written over in place: cut back at every start, it grew again each cycle, and those
-/// writes were the slowest (bench/README.md). A log
-/// that grew past it (readers holding checkpoints back) is still cut back.
+/// writes were the slowest (bench/README.md). A log that grew past it (readers holding
+/// checkpoints back) is still cut back.
 const JOURNAL_SIZE_LIMIT: i64 = 256 * 1024 * 1024;
 
 /// Prepared statements kept per connection.
@@ -853,7 +852,11 @@ mod tests {
         );
         // And it all gets copied soon after.
         let started = std::time::Instant::now();
-        while log_copied(&path).0 != log_copied(&path).1 {
+        loop {
+            let (log, copied) = log_copied(&path);
+            if log == copied {
+                break;
+            }
             assert!(
                 started.elapsed() < Duration::from_secs(3),
                 "the log was not copied ({copies} passes before)"
