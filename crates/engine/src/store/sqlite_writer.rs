@@ -803,6 +803,21 @@ mod tests {
         (word(16), word(96))
     }
 
+    /// Whether every frame of the log at `path` is copied within `within`.
+    async fn copied_within(path: &Path, within: Duration) -> bool {
+        let started = std::time::Instant::now();
+        loop {
+            let (log, copied) = log_copied(path);
+            if log == copied {
+                return true;
+            }
+            if started.elapsed() >= within {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_commit_wakes_the_idle_checkpointer() {
         let (_dir, path) = database();
@@ -813,18 +828,10 @@ mod tests {
         let (log, copied) = log_copied(&path);
         assert_eq!(log, copied, "the first write is copied within 200 ms");
         add_child(&writer, 1).await.unwrap();
-        let started = std::time::Instant::now();
-        loop {
-            let (log, copied) = log_copied(&path);
-            if log == copied {
-                break;
-            }
-            assert!(
-                started.elapsed() < IDLE_CHECKPOINTER_SLEEPS / 2,
-                "the write was not copied until the idle checkpointer's sleep ran out ({copied} of {log} frames)"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        assert!(
+            copied_within(&path, IDLE_CHECKPOINTER_SLEEPS / 2).await,
+            "the write was not copied until the idle checkpointer's sleep ran out"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -851,18 +858,10 @@ mod tests {
             "{copies} passes copied the log in 400 ms of a write every ~5 ms"
         );
         // And it all gets copied soon after.
-        let started = std::time::Instant::now();
-        loop {
-            let (log, copied) = log_copied(&path);
-            if log == copied {
-                break;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(3),
-                "the log was not copied ({copies} passes before)"
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        assert!(
+            copied_within(&path, Duration::from_secs(3)).await,
+            "the log was not copied ({copies} passes before)"
+        );
     }
 
     #[tokio::test]
