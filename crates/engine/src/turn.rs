@@ -1,7 +1,9 @@
 //! [`run_turn`]: one user message → attempts → one final message (valid, or the contract's
 //! fallback). Steps 2–8 of the request path in ARCHITECTURE.md.
 //!
-//! Each attempt is stored the moment it ends, before anything else happens. An invalid reply
+//! The user's message is stored while the model is called ([`Store::open_turn`]), and settled
+//! with the first attempt ([`Store::record_after`]). Each attempt is stored the moment it ends,
+//! before anything else happens. An invalid reply
 //! is followed by exactly two messages — the model's own bad reply as the assistant turn, then
 //! one user message with the contract's bounded feedback — replacing the previous attempt's
 //! pair, so the prompt never accumulates feedback. Provider errors that another attempt may fix
@@ -20,7 +22,9 @@ use crate::metrics::{AttemptOutcome, EngineMetrics};
 use crate::providers::{
     ChatMessage, ChatRequest, Completion, Provider, ProviderError, ResponseFormat, Role, Usage,
 };
-use crate::store::{Conversation, Interruption, MessageRole, NewMessage, Store, StoreError, View};
+use crate::store::{
+    Conversation, Interruption, MessageRole, NewMessage, Pending, Store, StoreError, View,
+};
 use crate::streamed::{Streamed, estimated_tokens, stream_attempt};
 use bridle_core::{Checked, Context, Contract, Repair, StreamCheck, Violation};
 use serde::Serialize;
@@ -141,15 +145,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
     let turn_id = uuid::Uuid::now_v7().to_string();
     let base = base_messages(&input).await?;
     let user = user_record(&input, &turn_id);
-    let user_message_id = if input.new_conversation {
-        let conversation = input.conversation;
-        input
-            .store
-            .create_conversation_with(conversation, &user)
-            .await?
-    } else {
-        input.store.record_message(&user).await?
-    };
+    let mut opening = Opening::start(&input, &user);
 
     // The turn's id goes into the context the replies are checked with (question ids).
     let context = input
@@ -174,7 +170,8 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
             None => input.provider.send(&payload.body).await.map(|c| (c, None)),
             Some(sink) => {
                 if !sink.send(TurnEvent::AttemptStarted { attempt }).await {
-                    return cancelled(&input, &turn_id, attempt, payload.into_value(), None).await;
+                    let payload = payload.into_value();
+                    return cancelled(&input, &mut opening, &turn_id, attempt, payload, None).await;
                 }
                 let streamed = stream_attempt(
                     input.provider,
@@ -190,7 +187,15 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                     Streamed::Failed(error) => Err(error),
                     Streamed::Cancelled(check) => {
                         let payload = payload.into_value();
-                        return cancelled(&input, &turn_id, attempt, payload, Some(*check)).await;
+                        return cancelled(
+                            &input,
+                            &mut opening,
+                            &turn_id,
+                            attempt,
+                            payload,
+                            Some(*check),
+                        )
+                        .await;
                     }
                     Streamed::Aborted { check, violations } => {
                         let mut record = attempt_record(
@@ -222,7 +227,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                         record.violations = checked.violations.clone();
                         record.tokens_out = Some(tokens);
                         record.interrupted = Some(Interruption::Aborted);
-                        input.store.record_message(&record).await?;
+                        opening.record(input.store, &record).await?;
                         sink.send(failed_event(attempt, "aborted", &checked.violations))
                             .await;
                         last_failure = summary(&checked.violations);
@@ -272,7 +277,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                         input.metrics.completed_output(label, u.output_tokens);
                     }
                 }
-                let message_id = input.store.record_message(&record).await?;
+                let message_id = opening.record(input.store, &record).await?;
                 if let (Some(sink), Some(mut check)) = (input.events, check) {
                     stream_verdict(sink, &mut check, &checked, attempt).await;
                 }
@@ -280,7 +285,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                     if checked.is_valid() {
                         return Ok(TurnOutcome {
                             turn_id,
-                            user_message_id,
+                            user_message_id: opening.id().await?,
                             message_id,
                             value,
                             attempts: attempt,
@@ -308,7 +313,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                 );
                 record.content = error.to_string();
                 record.error = Some(format!("{}: {error}", error.kind()));
-                input.store.record_message(&record).await?;
+                opening.record(input.store, &record).await?;
                 if let Some(sink) = input.events {
                     sink.send(TurnEvent::AttemptFailed {
                         attempt,
@@ -350,10 +355,10 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         });
     };
     let record = fallback_record(&input, &turn_id, &value, &last_failure);
-    let message_id = input.store.record_message(&record).await?;
+    let message_id = opening.record(input.store, &record).await?;
     Ok(TurnOutcome {
         turn_id,
-        user_message_id,
+        user_message_id: opening.id().await?,
         message_id,
         value,
         attempts,
@@ -424,10 +429,51 @@ fn failed_event(attempt: u32, reason: &'static str, violations: &[Violation]) ->
     }
 }
 
+/// A turn's opening (the user's message, and the conversation when the turn starts it), stored
+/// while the model is called and settled with the first message recorded after it.
+struct Opening {
+    /// On its way to the store, until settled.
+    pending: Option<Pending<i64>>,
+    /// The user message's id, once settled.
+    id: i64,
+}
+
+impl Opening {
+    /// Starts storing `user` (with the conversation when the turn starts it).
+    fn start(input: &TurnInput<'_>, user: &NewMessage) -> Self {
+        let conversation = input.new_conversation.then_some(input.conversation);
+        Self {
+            pending: Some(input.store.open_turn(conversation, user)),
+            id: 0,
+        }
+    }
+
+    /// Stores `record` after the opening (settling it the first time); the record's id.
+    async fn record(&mut self, store: &dyn Store, record: &NewMessage) -> Result<i64, StoreError> {
+        match self.pending.take() {
+            Some(opening) => {
+                let (first, id) = store.record_after(opening, record).await?;
+                self.id = first;
+                Ok(id)
+            }
+            None => store.record_message(record).await,
+        }
+    }
+
+    /// The user message's id, once stored.
+    async fn id(&mut self) -> Result<i64, StoreError> {
+        if let Some(opening) = self.pending.take() {
+            self.id = opening.await?;
+        }
+        Ok(self.id)
+    }
+}
+
 /// The client went away during `attempt`: the attempt is stored as cancelled, with what had
 /// arrived of the reply, and the turn ends.
 async fn cancelled(
     input: &TurnInput<'_>,
+    opening: &mut Opening,
     turn_id: &str,
     attempt: u32,
     payload: Value,
@@ -440,7 +486,7 @@ async fn cancelled(
         record.tokens_out = Some(estimated_tokens(&record.content));
     }
     record.interrupted = Some(Interruption::Cancelled);
-    input.store.record_message(&record).await?;
+    opening.record(input.store, &record).await?;
     Err(TurnError::Cancelled { attempt })
 }
 

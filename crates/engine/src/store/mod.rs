@@ -31,6 +31,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 
+/// A write under way ([`Store::open_turn`]): resolves to the stored row's id once it is
+/// committed. Dropping it does not undo or stop the write.
+pub type Pending<T> = futures::future::BoxFuture<'static, Result<T, StoreError>>;
+
 /// A failed store operation. Every write error is returned, never ignored.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -443,6 +447,22 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Stores one message (a user message, one attempt, a fallback) and returns its id. Also
     /// bumps the conversation's `updated_at`.
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError>;
+
+    /// Starts storing a turn's opening — its first message `first` (the user's), and
+    /// `conversation` (from [`Conversation::start`]) when the turn starts it — without waiting
+    /// for the commit: the model is called meanwhile. Settle it with [`Store::record_after`],
+    /// which stores the turn's first attempt after it. The SQLite store holds the opening back
+    /// for a few milliseconds so that it shares a commit with that attempt (or with other
+    /// turns' writes) instead of costing one; PostgreSQL starts it at once.
+    fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64>;
+
+    /// Stores `message` after `opening` (from [`Store::open_turn`]: its id is lower); returns
+    /// the opening's id and the message's. An opening that failed is this call's error.
+    async fn record_after(
+        &self,
+        opening: Pending<i64>,
+        message: &NewMessage,
+    ) -> Result<(i64, i64), StoreError>;
 
     /// Retention: drops `request_payload` and `raw_response` of at most `range.limit` attempts
     /// stored in `range` (oldest first) and marks them purged; the validation outcome (content,

@@ -9,8 +9,8 @@ use super::rows::{self, EncodedMessage, Field, StoreRow};
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
-    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, PurgeRange, Purged,
-    SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
+    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange,
+    Purged, SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -244,6 +244,31 @@ impl Store for PostgresStore {
         Ok(insert_message(message, encoded)
             .fetch_one(&self.pool)
             .await?)
+    }
+
+    fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64> {
+        let store = self.clone();
+        let conversation = conversation.cloned();
+        let first = first.clone();
+        // Started now, on a task of its own, so that it runs while the model is called.
+        let write = tokio::spawn(async move {
+            match conversation {
+                Some(conversation) => store.create_conversation_with(&conversation, &first).await,
+                None => store.record_message(&first).await,
+            }
+        });
+        Box::pin(async move { write.await.map_err(|_| StoreError::Closed)? })
+    }
+
+    async fn record_after(
+        &self,
+        opening: Pending<i64>,
+        message: &NewMessage,
+    ) -> Result<(i64, i64), StoreError> {
+        // Connections of a pool commit in any order: the opening first, so the ids keep the
+        // turn's order.
+        let first = opening.await?;
+        Ok((first, self.record_message(message).await?))
     }
 
     async fn messages(

@@ -14,8 +14,8 @@ use super::sqlite_writer::Writer;
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
-    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, PurgeRange, Purged,
-    SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
+    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange,
+    Purged, SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -342,6 +342,35 @@ impl Store for SqliteStore {
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
         let row = MessageRow::new(message)?;
         self.writer.write(move |db| row.insert(db)).await
+    }
+
+    fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64> {
+        let rows = conversation
+            .map(ConversationRow::new)
+            .transpose()
+            .and_then(|conversation| Ok((conversation, MessageRow::new(first)?)));
+        match rows {
+            Ok((conversation, message)) => Box::pin(self.writer.write_soon(move |db| {
+                if let Some(conversation) = &conversation {
+                    conversation.insert(db)?;
+                }
+                message.insert(db)
+            })),
+            Err(error) => Box::pin(std::future::ready(Err(error))),
+        }
+    }
+
+    async fn record_after(
+        &self,
+        opening: Pending<i64>,
+        message: &NewMessage,
+    ) -> Result<(i64, i64), StoreError> {
+        // The opening is in the writer's queue already: this write, queued after it, runs it
+        // along (same commit, unless it was committed meanwhile). Either write failing is the
+        // error.
+        let id = self.record_message(message).await;
+        let first = opening.await?;
+        Ok((first, id?))
     }
 
     async fn messages(

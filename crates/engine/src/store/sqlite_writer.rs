@@ -97,6 +97,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// checkpoints back) is still cut back.
 const JOURNAL_SIZE_LIMIT: i64 = 256 * 1024 * 1024;
 
+/// The longest a write queued with [`Writer::write_soon`] waits for another write to take it
+/// along into its commit before it is committed on its own.
+const HOLD_SOON: Duration = Duration::from_millis(5);
+
 /// Prepared statements kept per connection.
 const STATEMENT_CACHE: usize = 32;
 
@@ -164,6 +168,8 @@ struct Shared {
     wake: mpsc::SyncSender<()>,
     /// The checkpointer found nothing to copy and sleeps until the next commit wakes it.
     checkpointer_idle: AtomicBool,
+    /// A timer will run the queue for writes queued with [`Writer::write_soon`].
+    flush_due: AtomicBool,
     /// The runtime the store was opened on, if any: its blocking threads take over a long
     /// queue.
     runtime: Option<tokio::runtime::Handle>,
@@ -237,6 +243,30 @@ impl Shared {
             // held and left the work to us: look again.
             if lock(&self.queue).is_empty() {
                 return;
+            }
+        }
+    }
+
+    /// Has the queue run after [`HOLD_SOON`] unless a timer is already set (it runs whatever
+    /// is queued by then); with no runtime to time it, at once.
+    fn flush_soon(self: &Arc<Self>) {
+        if self.flush_due.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let shared = Arc::clone(self);
+                runtime.spawn(async move {
+                    tokio::time::sleep(HOLD_SOON).await;
+                    // Cleared first: a write queued from now on sets a timer of its own
+                    // unless this run takes it along.
+                    shared.flush_due.store(false, Ordering::Release);
+                    shared.combine(Combiner::Inline);
+                });
+            }
+            Err(_) => {
+                self.flush_due.store(false, Ordering::Release);
+                self.combine(Combiner::Blocking);
             }
         }
     }
@@ -323,6 +353,7 @@ impl Writer {
             since_checkpoint: AtomicUsize::new(0),
             wake,
             checkpointer_idle: AtomicBool::new(false),
+            flush_due: AtomicBool::new(false),
             runtime: tokio::runtime::Handle::try_current().ok(),
         });
         let weak = Arc::downgrade(&shared);
@@ -352,6 +383,30 @@ impl Writer {
         // becomes of this future.
         self.shared.combine(Combiner::Inline);
         answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Queues `work` like [`Writer::write`] but does not run it now: it is committed with the
+    /// next write that runs — in the same transaction, before any write queued after it — or
+    /// on its own after [`HOLD_SOON`], whichever comes first. For a write nobody waits on at
+    /// once (a turn's opening message, stored while the model is called): it shares a commit
+    /// instead of costing one. Queued before this returns; the future resolves once committed,
+    /// and need not be awaited (the write stands).
+    pub fn write_soon<T, F>(
+        &self,
+        work: F,
+    ) -> impl Future<Output = Result<T, StoreError>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
+        let (reply, answer) = oneshot::channel();
+        lock(&self.shared.queue).push(Box::new(Op {
+            work,
+            done: None,
+            reply,
+        }));
+        self.shared.flush_soon();
+        async move { answer.await.map_err(|_| StoreError::Closed)? }
     }
 }
 
@@ -629,6 +684,47 @@ mod tests {
         ids.dedup();
         assert_eq!(ids.len(), 500, "every write got an id of its own");
         assert_eq!(count(&path), 500, "and is in the database once answered");
+    }
+
+    fn add_child_soon(
+        writer: &Writer,
+    ) -> impl Future<Output = Result<i64, StoreError>> + Send + 'static {
+        writer.write_soon(|db| {
+            db.prepare_cached("INSERT INTO child (parent) VALUES (1) RETURNING id")?
+                .query_row([], |row| row.get(0))
+        })
+    }
+
+    // One runtime thread: the hold's timer cannot fire between the steps below.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_write_queued_soon_is_taken_along_by_the_next_write() {
+        use futures::FutureExt;
+        let (_dir, path) = database();
+        let writer = Writer::open(&path).unwrap();
+        let soon = add_child_soon(&writer);
+        assert_eq!(count(&path), 0, "held back, not committed on its own");
+        let later = add_child(&writer, 1).await.unwrap();
+        let first = soon
+            .now_or_never()
+            .expect("committed by the time the later write is")
+            .unwrap();
+        assert!(first < later, "stored before the write queued after it");
+        assert_eq!(count(&path), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn writes_queued_soon_are_committed_on_their_own_after_a_moment() {
+        let (_dir, path) = database();
+        let writer = Writer::open(&path).unwrap();
+        // Nobody waits on this one: it is committed all the same.
+        drop(add_child_soon(&writer));
+        let awaited = add_child_soon(&writer);
+        let id = tokio::time::timeout(Duration::from_secs(10), awaited)
+            .await
+            .expect("committed without another write to take it along")
+            .unwrap();
+        assert_eq!(id, 2);
+        assert_eq!(count(&path), 2);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,6 +43,8 @@ on_both_backends! {
     foreign_keys: sqlite_foreign_keys, postgres_foreign_keys;
     created_with_first_message: sqlite_created_with_first_message,
         postgres_created_with_first_message;
+    turn_opening_comes_before_its_attempt: sqlite_turn_opening_comes_before_its_attempt,
+        postgres_turn_opening_comes_before_its_attempt;
     corrupt_json: sqlite_corrupt_json, postgres_corrupt_json;
     safety_events: sqlite_safety_events, postgres_safety_events;
     reopen: sqlite_reopen, postgres_reopen;
@@ -1071,6 +1073,68 @@ async fn created_with_first_message(h: Harness) {
             .is_err()
     );
     assert_eq!(stored_messages(store, &conversation).await, 1);
+}
+
+async fn turn_opening_comes_before_its_attempt(h: Harness) {
+    let store = h.store();
+    // A turn that starts its conversation: both stored, the user's message first.
+    let conversation = Conversation::start(&new_conversation("alice", "tutor"));
+    let turn = turn_id();
+    let opening = store.open_turn(
+        Some(&conversation),
+        &user_message(&conversation, &turn, "hi"),
+    );
+    let (first, attempt) = store
+        .record_after(opening, &valid_attempt(&conversation, &turn, 1, "hello"))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .conversation(&conversation.id)
+            .await
+            .unwrap()
+            .is_some()
+    );
+    let messages = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(message_ids(&messages), [first, attempt]);
+    assert_eq!(messages[0].data.content, "hi");
+
+    // A later turn of the same conversation.
+    let turn = turn_id();
+    let opening = store.open_turn(None, &user_message(&conversation, &turn, "more"));
+    let (second, reply) = store
+        .record_after(opening, &valid_attempt(&conversation, &turn, 1, "sure"))
+        .await
+        .unwrap();
+    let messages = store.messages(&conversation.id, View::Admin).await.unwrap();
+    assert_eq!(message_ids(&messages), [first, attempt, second, reply]);
+
+    // An opening that cannot be stored is the error of the write after it.
+    let ghost = Conversation::start(&new_conversation("bob", "tutor"));
+    let opening = store.open_turn(None, &user_message(&ghost, &turn_id(), "lost"));
+    let error = store
+        .record_after(opening, &valid_attempt(&conversation, &turn_id(), 1, "x"))
+        .await
+        .unwrap_err();
+    assert!(is_foreign_key_violation(&error), "{error}");
+
+    // One nobody settles is stored all the same.
+    let turn = turn_id();
+    drop(store.open_turn(None, &user_message(&conversation, &turn, "dropped")));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !store
+        .messages(&conversation.id, View::Admin)
+        .await
+        .unwrap()
+        .iter()
+        .any(|m| m.data.content == "dropped")
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the opening was never stored"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 async fn corrupt_json(h: Harness) {
