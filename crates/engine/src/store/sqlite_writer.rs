@@ -13,6 +13,13 @@
 //! thread, without waking anyone. (An earlier version ran every write on a writer thread of its
 //! own; its two thread switches per write were the largest single cost of a turn.)
 //!
+//! A write nobody waits on at once (a turn's opening, stored while the model is called) is
+//! queued with [`Writer::write_soon`]: it does not take the connection but waits to be taken
+//! along by the next write that does — same transaction, ahead of it — or, after
+//! [`HOLD_SOON`], is committed on a timer with whatever else is queued by then. On one core
+//! the combiner runs as soon as a write is queued, so writes rarely wait to share a commit;
+//! held back, a turn's two writes share one.
+//!
 //! A combiner on a runtime thread runs at most [`INLINE_BATCHES`] batches and hands what is
 //! still queued to a blocking thread (`spawn_blocking`), so one request never waits behind a
 //! stream of others' writes. Should any job of a batch fail (a foreign key, a full disk), the
