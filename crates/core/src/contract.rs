@@ -82,6 +82,9 @@ pub struct Contract {
     pub(crate) cards: Option<CardSpec>,
     /// The schema indexed for the streaming reader, built on first use.
     pub(crate) stream_index: std::sync::OnceLock<std::sync::Arc<crate::stream::SchemaIndex>>,
+    /// The instructions of a `json` or `xml` contract (they depend on nothing else), rendered
+    /// on first use.
+    pub(crate) instructions: std::sync::OnceLock<String>,
 }
 
 /// `[cards]` of a `text` contract.
@@ -190,6 +193,7 @@ impl Contract {
             state: None,
             cards: None,
             stream_index: std::sync::OnceLock::new(),
+            instructions: std::sync::OnceLock::new(),
         })
     }
 

@@ -346,6 +346,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         state,
         cards,
         stream_index: std::sync::OnceLock::new(),
+        instructions: std::sync::OnceLock::new(),
     };
     if let Some(example) = &contract.example {
         let broken = contract.validate(example);
