@@ -380,16 +380,11 @@ impl Writer {
         T: Send + 'static,
         F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
-        let (reply, answer) = oneshot::channel();
-        lock(&self.shared.queue).push(Box::new(Op {
-            work,
-            done: None,
-            reply,
-        }));
+        let answer = self.queue(work);
         // No await between queueing and combining: once queued, the job is run whatever
         // becomes of this future.
         self.shared.combine(Combiner::Inline);
-        answer.await.map_err(|_| StoreError::Closed)?
+        answer.await
     }
 
     /// Queues `work` like [`Writer::write`] but does not run it now: it is committed with the
@@ -406,13 +401,24 @@ impl Writer {
         T: Send + 'static,
         F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
     {
+        let answer = self.queue(work);
+        self.shared.flush_soon();
+        answer
+    }
+
+    /// Puts `work` in the queue (now, not when the future is first polled); the future
+    /// resolves to its result once committed.
+    fn queue<T, F>(&self, work: F) -> impl Future<Output = Result<T, StoreError>> + Send + 'static
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+    {
         let (reply, answer) = oneshot::channel();
         lock(&self.shared.queue).push(Box::new(Op {
             work,
             done: None,
             reply,
         }));
-        self.shared.flush_soon();
         async move { answer.await.map_err(|_| StoreError::Closed)? }
     }
 }
