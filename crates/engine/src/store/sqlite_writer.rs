@@ -465,14 +465,20 @@ fn in_transaction(
     connection: &Connection,
     work: impl FnOnce(&Connection) -> rusqlite::Result<()>,
 ) -> rusqlite::Result<()> {
-    connection.execute_batch("BEGIN IMMEDIATE")?;
-    let result = work(connection).and_then(|()| connection.execute_batch("COMMIT"));
+    control(connection, "BEGIN IMMEDIATE")?;
+    let result = work(connection).and_then(|()| control(connection, "COMMIT"));
     if result.is_err() && !connection.is_autocommit() {
         // Nothing to do if the rollback fails too: the connection stays usable either way,
         // and the caller is told of the first error.
-        let _ = connection.execute_batch("ROLLBACK");
+        let _ = control(connection, "ROLLBACK");
     }
     result
+}
+
+/// Runs a transaction-control statement from the connection's statement cache: `execute_batch`
+/// would parse and prepare it again on every commit (~1.5 % of the gateway's CPU a turn).
+fn control(connection: &Connection, sql: &str) -> rusqlite::Result<()> {
+    connection.prepare_cached(sql)?.execute([]).map(drop)
 }
 
 /// The checkpointer thread: a passive checkpoint every [`CHECKPOINT_EVERY`] once
