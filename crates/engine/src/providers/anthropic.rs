@@ -6,6 +6,7 @@
 //! blocks come back as [`Completion::tool_calls`], streamed ones assembled from their
 //! `input_json_delta` pieces.
 
+use super::body::BodyEncoder;
 use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
 use super::{
@@ -17,6 +18,7 @@ use bridle_core::ToolCall;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The API version header Bridle speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -31,6 +33,7 @@ pub struct Anthropic {
     settings: HttpSettings,
     tool_output: bool,
     client: reqwest::Client,
+    encoder: Arc<BodyEncoder>,
 }
 
 impl Anthropic {
@@ -42,6 +45,7 @@ impl Anthropic {
             settings,
             tool_output,
             client,
+            encoder: Arc::default(),
         })
     }
 
@@ -93,11 +97,13 @@ impl Anthropic {
         body: &Value,
         deadline: http::Deadline,
     ) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = self
-            .client
-            .post(self.settings.url("messages"))
-            .header("anthropic-version", ANTHROPIC_VERSION)
-            .json(body);
+        let mut builder = http::post_json(
+            &self.client,
+            self.settings.url("messages"),
+            body,
+            &self.encoder,
+        )?
+        .header("anthropic-version", ANTHROPIC_VERSION);
         if let Some(key) = &self.settings.api_key {
             builder = builder.header("x-api-key", key);
         }

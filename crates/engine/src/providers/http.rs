@@ -2,6 +2,7 @@
 //! with `Retry-After` and the provider's own error message), header redaction for stored
 //! payloads, and reading a server-sent-event stream into [`StreamEvent`]s.
 
+use super::body::BodyEncoder;
 use super::utf8::{ChunkError, whole_characters};
 use super::{ProviderError, REDACTED, parse_retry_after};
 use eventsource_stream::{EventStreamError, Eventsource};
@@ -38,6 +39,22 @@ pub fn client(settings: &HttpSettings) -> Result<reqwest::Client, ProviderError>
         .connect_timeout(settings.timeout.min(Duration::from_secs(10)))
         .build()
         .map_err(|e| ProviderError::Connection(format!("cannot build the HTTP client: {e}")))
+}
+
+/// A POST of the JSON `body` to `url`, encoded by `encoder` (long texts escaped once).
+pub fn post_json(
+    client: &reqwest::Client,
+    url: String,
+    body: &Value,
+    encoder: &BodyEncoder,
+) -> Result<reqwest::RequestBuilder, ProviderError> {
+    let bytes = encoder.encode(body).map_err(|e| {
+        ProviderError::Connection(format!("the request body could not be encoded: {e}"))
+    })?;
+    Ok(client
+        .post(url)
+        .header(reqwest::header::CONTENT_TYPE, "application/json")
+        .body(bytes))
 }
 
 /// Maps a transport error.

@@ -4,6 +4,7 @@
 //! as a [`ProviderError`] the turn loop can classify (retry, honour `Retry-After`, or stop).
 
 pub mod anthropic;
+pub mod body;
 mod events;
 pub mod http;
 pub mod mock;

@@ -6,6 +6,7 @@
 //! the calls come back from `message.tool_calls` — or, streamed, from the `delta.tool_calls`
 //! pieces, joined by index.
 
+use super::body::BodyEncoder;
 use super::events::async_stream_events;
 use super::http::{self, HttpSettings};
 use super::{
@@ -17,6 +18,7 @@ use bridle_core::ToolCall;
 use futures::StreamExt;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Per-model behaviour of an OpenAI-compatible server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -33,6 +35,7 @@ pub struct OpenAi {
     settings: HttpSettings,
     options: OpenAiOptions,
     client: reqwest::Client,
+    encoder: Arc<BodyEncoder>,
 }
 
 impl OpenAi {
@@ -43,6 +46,7 @@ impl OpenAi {
             settings,
             options,
             client,
+            encoder: Arc::default(),
         })
     }
 
@@ -104,10 +108,12 @@ impl OpenAi {
         body: &Value,
         deadline: http::Deadline,
     ) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = self
-            .client
-            .post(self.settings.url("chat/completions"))
-            .json(body);
+        let mut builder = http::post_json(
+            &self.client,
+            self.settings.url("chat/completions"),
+            body,
+            &self.encoder,
+        )?;
         if let Some(key) = &self.settings.api_key {
             builder = builder.bearer_auth(key);
         }
