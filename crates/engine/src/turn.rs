@@ -243,7 +243,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         let latency = started.elapsed();
         let mut record = attempt_record(&input, &turn_id, attempt, payload, latency.as_millis());
         let retry_after = match result {
-            Ok((completion, check)) => {
+            Ok((mut completion, check)) => {
                 let checked = cut_at_limit(
                     input.contract,
                     &completion,
@@ -253,7 +253,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                         &context,
                     ),
                 );
-                fill_completion(&mut record, &completion, &checked);
+                fill_completion(&mut record, &mut completion, &checked);
                 input.metrics.attempt(
                     label,
                     input.provider.name(),
@@ -281,7 +281,8 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                 if let (Some(sink), Some(mut check)) = (input.events, check) {
                     stream_verdict(sink, &mut check, &checked, attempt).await;
                 }
-                if let Some(value) = checked.value.clone() {
+                // The record is stored: its copy of the value is the outcome's.
+                if let Some(value) = record.value.take() {
                     if checked.is_valid() {
                         return Ok(TurnOutcome {
                             turn_id,
@@ -644,14 +645,14 @@ fn attempt_record(
 
 /// The attempt's record after an answer. Its content is the reply as one text: the text, then
 /// any tool calls as `name({…})` lines ([`Completion::transcript`]) — also what the model sees
-/// of its bad reply before the feedback.
-fn fill_completion(record: &mut NewMessage, completion: &Completion, checked: &Checked) {
+/// of its bad reply before the feedback. The provider's raw response moves into the record.
+fn fill_completion(record: &mut NewMessage, completion: &mut Completion, checked: &Checked) {
     record.content = completion.transcript();
     record.value = checked.value.clone();
     record.is_validated = checked.is_valid();
     record.violations = checked.violations.clone();
     record.repairs = checked.repairs.clone();
-    record.raw_response = Some(completion.raw.clone());
+    record.raw_response = Some(std::mem::take(&mut completion.raw));
     record.model = Some(completion.model.clone());
     record.tokens_in = completion.usage.map(|u| u.input_tokens);
     record.tokens_out = completion.usage.map(|u| u.output_tokens);

@@ -142,6 +142,15 @@ async fn content_faults_are_fixed_by_feedback(store: Arc<dyn Store>) {
             assert!(!rules.contains(&"max_tokens"), "{fault}: {rules:?}");
         }
         assert_eq!(outcome.value, tried[1].data.value.clone().unwrap());
+        // Each attempt keeps the provider's own answer, valid or not.
+        for attempt in &tried {
+            let raw = attempt.data.raw_response.as_ref();
+            assert_eq!(
+                raw.and_then(|raw| raw["content"].as_str()),
+                Some(attempt.data.content.as_str()),
+                "{fault}: {raw:?}"
+            );
+        }
         // Token usage is the sum over the attempts.
         let tokens: u64 = tried
             .iter()
