@@ -12,6 +12,7 @@ pub mod replay;
 pub mod retention;
 pub mod store;
 mod streamed;
+mod strings_as;
 pub mod turn;
 
 pub use config::{Config, RetryPolicy};

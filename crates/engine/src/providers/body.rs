@@ -8,7 +8,8 @@
 //! has seen again from there: a comparison of the bytes instead of an escape. The output is
 //! byte for byte what `serde_json::to_vec` writes.
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use crate::strings_as::{StringWriter, StringsAs};
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::sync::Mutex;
@@ -46,9 +47,9 @@ impl BodyEncoder {
         let mut bytes = Vec::with_capacity(expected + expected / 8);
         serde_json::to_writer(
             &mut bytes,
-            &Encoded {
+            &StringsAs {
                 value: body,
-                encoder: self,
+                writer: self,
             },
         )?;
         self.last_len.store(bytes.len(), Ordering::Relaxed);
@@ -66,9 +67,15 @@ impl BodyEncoder {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
-    /// Writes the long `text` from the kept ones, escaping and keeping it first if need be.
-    fn write_long<S: Serializer>(&self, text: &str, serializer: S) -> Result<S::Ok, S::Error> {
+impl StringWriter for BodyEncoder {
+    /// Writes a long `text` from the kept ones, escaping and keeping it first if need be; a
+    /// short one as it is.
+    fn write<S: Serializer>(&self, text: &str, serializer: S) -> Result<S::Ok, S::Error> {
+        if text.len() < MIN_CACHED_BYTES {
+            return serializer.serialize_str(text);
+        }
         let mut texts = self.lock();
         let found = texts.iter().position(|kept| kept.text == text);
         let index = match found {
@@ -91,41 +98,6 @@ impl BodyEncoder {
             texts[..=index].rotate_right(1);
         }
         texts[0].json.serialize(serializer)
-    }
-}
-
-/// A value serialised through an encoder.
-struct Encoded<'a> {
-    value: &'a Value,
-    encoder: &'a BodyEncoder,
-}
-
-impl Serialize for Encoded<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let inner = |value| Encoded {
-            value,
-            encoder: self.encoder,
-        };
-        match self.value {
-            Value::String(text) if text.len() >= MIN_CACHED_BYTES => {
-                self.encoder.write_long(text, serializer)
-            }
-            Value::Array(items) => {
-                let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in items {
-                    seq.serialize_element(&inner(item))?;
-                }
-                seq.end()
-            }
-            Value::Object(members) => {
-                let mut map = serializer.serialize_map(Some(members.len()))?;
-                for (key, member) in members {
-                    map.serialize_entry(key, &inner(member))?;
-                }
-                map.end()
-            }
-            other => other.serialize(serializer),
-        }
     }
 }
 

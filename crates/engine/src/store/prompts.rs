@@ -8,7 +8,8 @@
 
 use super::StoreError;
 use super::rows::{Field, StoreRow, to_json};
-use serde::{Serialize, Serializer};
+use crate::strings_as::{StringWriter, StringsAs};
+use serde::Serializer;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -37,9 +38,9 @@ impl Prompt {
         let Some((text, pointer)) = longest else {
             return Ok((to_json(payload)?, None));
         };
-        let json = to_json(&Blanked {
+        let json = to_json(&StringsAs {
             value: payload,
-            target: text,
+            writer: &Blank { target: text },
         })?;
         let prompt = Self {
             hash: hex::encode(Sha256::digest(text.as_bytes())),
@@ -93,27 +94,19 @@ fn pointer_of(path: &[String]) -> String {
     })
 }
 
-/// Serialises `value` as it is, but for the one string `target` (the very string, not an
-/// equal one), written as `""` — without copying the value.
-struct Blanked<'a> {
-    value: &'a Value,
-    target: &'a String,
+/// Writes the one string `target` (the very string, not an equal one) as `""`, and every other
+/// string as it is.
+struct Blank<'a> {
+    target: &'a str,
 }
 
-impl Serialize for Blanked<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let inner = |value| Blanked {
-            value,
-            target: self.target,
-        };
-        match self.value {
-            Value::String(text) if std::ptr::eq(text, self.target) => serializer.serialize_str(""),
-            Value::Array(items) => serializer.collect_seq(items.iter().map(inner)),
-            Value::Object(members) => {
-                serializer.collect_map(members.iter().map(|(key, member)| (key, inner(member))))
-            }
-            other => other.serialize(serializer),
-        }
+impl StringWriter for Blank<'_> {
+    fn write<S: Serializer>(&self, text: &str, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(if std::ptr::eq(text, self.target) {
+            ""
+        } else {
+            text
+        })
     }
 }
 
