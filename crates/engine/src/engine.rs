@@ -117,7 +117,11 @@ impl Engine {
             );
         }
         let policy = Arc::new(SafetyPolicy::new(config.safety.clone())?);
-        let metrics = Arc::new(EngineMetrics::new(&contracts));
+        let mut metrics = EngineMetrics::new(&contracts);
+        if let Some(pauses) = store.write_pauses() {
+            metrics.register_write_pauses(pauses);
+        }
+        let metrics = Arc::new(metrics);
         Ok(Self {
             config: Arc::new(config),
             contracts,

@@ -220,6 +220,15 @@ impl EngineMetrics {
         }
     }
 
+    /// Adds the store's pauses of its writes ([`crate::store::Store::write_pauses`]).
+    pub fn register_write_pauses(&mut self, pauses: Histogram) {
+        self.registry.register(
+            "bridle_store_write_pause_seconds",
+            "Pauses of the store's writes (SQLite: the checkpoint that lets the log start over, two fsyncs on a disk); requests writing meanwhile wait that long",
+            pauses,
+        );
+    }
+
     /// The registry to encode.
     pub fn registry(&self) -> &Registry {
         &self.registry

@@ -416,6 +416,13 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Backend name (`sqlite`, `postgres`).
     fn backend(&self) -> &'static str;
 
+    /// How long the store held its writes back, one observation per pause (seconds), for a
+    /// store that ever does: SQLite's, while its log starts over (`sqlite_writer.rs`). The
+    /// engine exports it as `bridle_store_write_pause_seconds`.
+    fn write_pauses(&self) -> Option<prometheus_client::metrics::histogram::Histogram> {
+        None
+    }
+
     /// Creates a conversation (status active, state `{}`).
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError>;
 

@@ -220,6 +220,10 @@ impl Store for SqliteStore {
         "sqlite"
     }
 
+    fn write_pauses(&self) -> Option<prometheus_client::metrics::histogram::Histogram> {
+        Some(self.writer.pauses())
+    }
+
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
         let conversation = Conversation::start(new);
         let row = ConversationRow::new(&conversation)?;

@@ -47,6 +47,7 @@
 //! checkpointer runs a last `TRUNCATE` checkpoint.
 
 use super::StoreError;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 #[cfg(test)]
@@ -180,6 +181,9 @@ struct Shared {
     /// The runtime the store was opened on, if any: its blocking threads take over a long
     /// queue.
     runtime: Option<tokio::runtime::Handle>,
+    /// How long each hold of the writes lasted: the finishing checkpoint that lets the log
+    /// start over, or a checkpointer that fell behind being caught up ([`Writer::pauses`]).
+    pauses: Histogram,
 }
 
 /// `mutex`'s guard; a poisoned mutex (a panic while it was held) is taken as it is: the
@@ -286,19 +290,20 @@ impl Shared {
             match checkpoint(connection, "FULL") {
                 Ok(progress) if progress.complete() => {
                     self.since_checkpoint.store(0, Ordering::Relaxed);
-                    return;
+                    break;
                 }
                 Ok(progress) if progress.busy && started.elapsed() < BUSY_TIMEOUT => {
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 // A reader on an old snapshot: the writes go on, and the next batch tries again.
-                Ok(_) => return,
+                Ok(_) => break,
                 Err(error) => {
                     tracing::warn!(%error, "SQLite checkpoint failed");
-                    return;
+                    break;
                 }
             }
         }
+        self.pauses.observe(started.elapsed().as_secs_f64());
     }
 
     /// Has the queue run on a blocking thread of the runtime (normal priority: the
@@ -362,6 +367,7 @@ impl Writer {
             checkpointer_idle: AtomicBool::new(false),
             flush_due: AtomicBool::new(false),
             runtime: tokio::runtime::Handle::try_current().ok(),
+            pauses: Histogram::new(pause_buckets()),
         });
         let weak = Arc::downgrade(&shared);
         std::thread::Builder::new()
@@ -369,6 +375,16 @@ impl Writer {
             .spawn(move || checkpoints(&checkpointer, &weak, &woken))
             .map_err(|error| StoreError::Config(format!("cannot start a thread: {error}")))?;
         Ok(Self { shared })
+    }
+
+    /// The lengths of the pauses of the writes (seconds): once every [`FINISH_CHECKPOINT_AFTER`]
+    /// writes, the checkpointer holds them while it copies the last of the log, so that the log
+    /// can start over; on a disk, that hold is two `fsync`s, and the writes queued meanwhile —
+    /// the requests waiting on them — wait that long (bench/README.md, gateway section). The
+    /// waits for a checkpointer that fell behind count too. A handle on the writer's own
+    /// series: the engine registers it as `bridle_store_write_pause_seconds`.
+    pub fn pauses(&self) -> Histogram {
+        self.shared.pauses.clone()
     }
 
     /// Runs `work` on the writing connection inside a transaction (shared with whatever other
@@ -421,6 +437,11 @@ impl Writer {
         }));
         async move { answer.await.map_err(|_| StoreError::Closed)? }
     }
+}
+
+/// Buckets of [`Writer::pauses`]: 0.1 ms … ~6.6 s (the busy timeout is 5 s).
+fn pause_buckets() -> impl Iterator<Item = f64> {
+    exponential_buckets(0.0001, 2.0, 17)
 }
 
 /// A connection to the database file at `path`, set up as the store's connections are.
@@ -580,6 +601,7 @@ fn finish_checkpoint(connection: &Connection, shared: &Arc<Shared>) -> rusqlite:
     let progress = checkpoint(connection, "PASSIVE");
     let pause = started.elapsed();
     drop(held);
+    shared.pauses.observe(pause.as_secs_f64());
     shared.hand_over();
     if let Ok(done) = &progress {
         if done.complete() {
@@ -854,6 +876,18 @@ mod tests {
         assert!(
             largest < 80 * 1024 * 1024,
             "the log grew to {largest} bytes: it did not start over in time"
+        );
+        // Each start over paused the writes once, and each pause is in the series.
+        let pauses = writer.pauses();
+        assert!(
+            pauses.count() >= 2,
+            "10,000 writes made {} pauses, at least 2 expected",
+            pauses.count()
+        );
+        assert!(
+            pauses.sum() > 0.0 && pauses.sum() < 60.0,
+            "{}",
+            pauses.sum()
         );
     }
 

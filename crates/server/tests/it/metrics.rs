@@ -1,4 +1,4 @@
-//! `/metrics`: the HTTP, turn, attempt, repair, violation, upstream and rate-limit series.
+//! `/metrics`: the HTTP, turn, attempt, repair, violation, upstream, rate-limit and store series.
 
 use crate::api::{ADA, Harness};
 use axum::http::StatusCode;
@@ -117,6 +117,10 @@ async fn metrics_count_requests_attempts_repairs_violations_and_rejections() {
         ) > 0.0
     );
     assert!(text.contains("bridle_upstream_latency_seconds_bucket{"));
+    // The SQLite store's pauses of its writes are exported; a handful of writes never pauses
+    // them (the log starts over after 2,048).
+    assert_eq!(value("bridle_store_write_pause_seconds_count"), 0.0);
+    assert!(text.contains(r#"bridle_store_write_pause_seconds_bucket{le="0.0001"} 0"#));
     // Concrete ids never become labels.
     for id in &ids {
         assert!(!text.contains(id.as_str()), "{text}");
