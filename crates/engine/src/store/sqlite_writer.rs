@@ -38,8 +38,9 @@
 //! until the next commit wakes it. Under a steady stream of writes such a checkpoint never catches
 //! up with the end of the log (new frames arrive while it copies), and SQLite starts the log over
 //! only once every frame is copied; so after every [`FINISH_CHECKPOINT_AFTER`] writes the
-//! checkpointer takes the writing connection for a moment — writes queue meanwhile — and finishes
-//! the copy: only the frames written since its last pass, a short pause. The next transaction
+//! checkpointer has the finisher thread (at normal priority, since the writes wait for it) take
+//! the writing connection for a moment — writes queue meanwhile — and finish the copy: only the
+//! frames written since the checkpointer's last pass, a short pause. The next transaction
 //! starts the log over, writing over the log file in place.
 //! Should the checkpointer not keep up (a core that is never idle, a slow disk), from twice that
 //! many writes on the writes wait: the combiner, moved to a blocking thread, runs `FULL`
@@ -184,6 +185,9 @@ struct Shared {
     /// How long each hold of the writes lasted: the finishing checkpoint that lets the log
     /// start over, or a checkpointer that fell behind being caught up ([`Writer::pauses`]).
     pauses: Histogram,
+    /// The nice value of each thread that finished a checkpoint (tests).
+    #[cfg(all(test, target_os = "linux"))]
+    finished_at_nice: Mutex<Vec<i32>>,
 }
 
 /// `mutex`'s guard; a poisoned mutex (a panic while it was held) is taken as it is: the
@@ -368,12 +372,19 @@ impl Writer {
             flush_due: AtomicBool::new(false),
             runtime: tokio::runtime::Handle::try_current().ok(),
             pauses: Histogram::new(pause_buckets()),
+            #[cfg(all(test, target_os = "linux"))]
+            finished_at_nice: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&shared);
-        std::thread::Builder::new()
-            .name("bridle-sqlite-checkpoint".into())
-            .spawn(move || checkpoints(&checkpointer, &weak, &woken))
-            .map_err(|error| StoreError::Config(format!("cannot start a thread: {error}")))?;
+        let (finish, finishes) = mpsc::channel::<Finish>();
+        let thread = |name: &str| std::thread::Builder::new().name(name.into());
+        let failed = |error| StoreError::Config(format!("cannot start a thread: {error}"));
+        thread("bridle-sqlite-finish")
+            .spawn(move || finisher(&finishes))
+            .map_err(failed)?;
+        thread("bridle-sqlite-checkpoint")
+            .spawn(move || checkpoints(&checkpointer, &weak, &woken, &finish))
+            .map_err(failed)?;
         Ok(Self { shared })
     }
 
@@ -507,7 +518,12 @@ fn control(connection: &Connection, sql: &str) -> rusqlite::Result<()> {
 /// woken; with nothing left to copy, it sleeps until a commit wakes it),
 /// finished while holding the writing connection after every [`FINISH_CHECKPOINT_AFTER`]
 /// writes, until the last writer is gone (`woken`'s sender dropped); then a truncating one.
-fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Receiver<()>) {
+fn checkpoints(
+    connection: &Connection,
+    writer: &Weak<Shared>,
+    woken: &mpsc::Receiver<()>,
+    finisher: &mpsc::Sender<Finish>,
+) {
     yield_to_requests();
     // A failure repeats every tick while it lasts (a full disk): said once, and its end said.
     let mut failing = false;
@@ -551,7 +567,7 @@ fn checkpoints(connection: &Connection, writer: &Weak<Shared>, woken: &mpsc::Rec
                         _ => break,
                     }
                 }
-                result = finish_checkpoint(connection, &shared);
+                result = finish_checkpoint(connection, &shared, finisher);
             }
             writes_at_last_pass = shared.since_checkpoint.load(Ordering::Relaxed);
             // Nothing left to copy: sleep until the next commit (it wakes an idle checkpointer).
@@ -595,26 +611,69 @@ fn yield_to_requests() {
 /// Copies the rest of the log while no write can add to it (holding the writing connection),
 /// then runs the writes that queued meanwhile. A reader still on an old snapshot can keep it
 /// from completing; then it is tried again at the next tick.
-fn finish_checkpoint(connection: &Connection, shared: &Arc<Shared>) -> rusqlite::Result<Progress> {
-    let held = lock(&shared.connection);
-    let started = std::time::Instant::now();
-    let progress = checkpoint(connection, "PASSIVE");
-    let pause = started.elapsed();
-    drop(held);
-    shared.pauses.observe(pause.as_secs_f64());
-    shared.hand_over();
-    if let Ok(done) = &progress {
-        if done.complete() {
-            shared.since_checkpoint.store(0, Ordering::Relaxed);
+///
+/// The writes wait for this pass, so it runs at the server's normal priority: on the finisher
+/// thread ([`finisher`]), with the writing connection itself, while the checkpointer (nice 10;
+/// unprivileged, a thread cannot raise its priority again) waits for it. Run by the
+/// checkpointer, a busy core gave it a tenth of the CPU and stretched the pause: a priority
+/// inversion (bench/README.md, seventh session). Should the finisher be gone, it runs here.
+fn finish_checkpoint(
+    connection: &Connection,
+    shared: &Arc<Shared>,
+    finisher: &mpsc::Sender<Finish>,
+) -> rusqlite::Result<Progress> {
+    let (done, finished) = mpsc::sync_channel(1);
+    if finisher.send((Arc::clone(shared), done)).is_ok() {
+        if let Ok(progress) = finished.recv() {
+            return progress;
         }
-        tracing::debug!(
-            ?pause,
-            frames = done.log,
-            complete = done.complete(),
-            "SQLite checkpoint finished"
-        );
     }
-    progress
+    shared.finish_checkpoint(Some(connection))
+}
+
+/// A request to the finisher thread: finish the checkpoint of this writer, and answer.
+type Finish = (Arc<Shared>, mpsc::SyncSender<rusqlite::Result<Progress>>);
+
+/// The finisher thread: finishes checkpoints for the checkpointer until it is gone. Started by
+/// the thread that opens the store, so it runs at that thread's priority (a thread inherits
+/// its creator's nice value; so would a blocking thread the checkpointer had the runtime
+/// start, which is why the checkpointer starts none).
+fn finisher(requests: &mpsc::Receiver<Finish>) {
+    for (shared, answer) in requests {
+        let _ = answer.send(shared.finish_checkpoint(None));
+    }
+}
+
+impl Shared {
+    /// [`finish_checkpoint`]'s pass, with `checkpointing` (the writing connection when `None`).
+    fn finish_checkpoint(
+        self: &Arc<Self>,
+        checkpointing: Option<&Connection>,
+    ) -> rusqlite::Result<Progress> {
+        let held = lock(&self.connection);
+        #[cfg(all(test, target_os = "linux"))]
+        lock(&self.finished_at_nice).push(
+            rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap_or(-1),
+        );
+        let started = std::time::Instant::now();
+        let progress = checkpoint(checkpointing.unwrap_or(&*held), "PASSIVE");
+        let pause = started.elapsed();
+        drop(held);
+        self.pauses.observe(pause.as_secs_f64());
+        self.hand_over();
+        if let Ok(done) = &progress {
+            if done.complete() {
+                self.since_checkpoint.store(0, Ordering::Relaxed);
+            }
+            tracing::debug!(
+                ?pause,
+                frames = done.log,
+                complete = done.complete(),
+                "SQLite checkpoint finished"
+            );
+        }
+        progress
+    }
 }
 
 /// Where a checkpoint left the log.
@@ -888,6 +947,35 @@ mod tests {
             pauses.sum() > 0.0 && pauses.sum() < 60.0,
             "{}",
             pauses.sum()
+        );
+    }
+
+    /// The writes wait while a checkpoint is finished, so it is finished at the priority of the
+    /// thread that opened the store, not at the checkpointer's nice 10 (on a busy core that
+    /// thread got a tenth of the CPU and the pause stretched).
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn checkpoints_are_finished_at_the_openers_priority() {
+        let (_dir, path) = database();
+        let opener = rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap();
+        let writer = Writer::open(&path).unwrap();
+        writer
+            .write(|db| db.execute_batch("CREATE TABLE blob (data TEXT NOT NULL)"))
+            .await
+            .unwrap();
+        let data = "x".repeat(1024);
+        for _ in 0..3 * FINISH_CHECKPOINT_AFTER {
+            let data = data.clone();
+            writer
+                .write(move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]))
+                .await
+                .unwrap();
+        }
+        let finished = lock(&writer.shared.finished_at_nice).clone();
+        assert!(!finished.is_empty(), "no checkpoint was finished");
+        assert!(
+            finished.iter().all(|&nice| nice == opener),
+            "finished at nice {finished:?}, the opener runs at {opener}"
         );
     }
 
