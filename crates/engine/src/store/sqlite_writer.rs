@@ -179,6 +179,15 @@ struct Shared {
     checkpointer_idle: AtomicBool,
     /// A timer will run the queue for writes queued with [`Writer::write_soon`].
     flush_due: AtomicBool,
+    /// Every frame of the log is in the database file: the next commit starts the log over,
+    /// and SQLite syncs the new log's header in that commit — an `fsync` in the commit path, the
+    /// only one (0.3–1 ms on the benchmark's disk, up to ~15 ms on a slow day). So the next
+    /// batch runs on a blocking thread, never inline on a runtime thread, where that `fsync`
+    /// would stall every request the thread serves.
+    log_copied: AtomicBool,
+    /// The thread of each batch that ran while [`Shared::log_copied`] was set (tests).
+    #[cfg(test)]
+    restarted_on: Mutex<Vec<Option<String>>>,
     /// The runtime the store was opened on, if any: its blocking threads take over a long
     /// queue.
     runtime: Option<tokio::runtime::Handle>,
@@ -221,8 +230,9 @@ impl Shared {
                 // bounded.
                 let overdue =
                     self.since_checkpoint.load(Ordering::Relaxed) >= 2 * FINISH_CHECKPOINT_AFTER;
+                let restarts = self.log_copied.load(Ordering::Acquire);
                 if combiner == Combiner::Inline
-                    && (batches == INLINE_BATCHES || overdue)
+                    && (batches == INLINE_BATCHES || overdue || restarts)
                     && self.runtime.is_some()
                 {
                     drop(connection);
@@ -244,7 +254,14 @@ impl Shared {
                     + self
                         .since_checkpoint
                         .fetch_add(batch.len(), Ordering::Relaxed);
+                #[cfg(test)]
+                if restarts {
+                    lock(&self.restarted_on).push(std::thread::current().name().map(Into::into));
+                }
                 run_batch(&connection, batch);
+                if restarts {
+                    self.log_copied.store(false, Ordering::Release);
+                }
                 batches += 1;
                 let idle = self.checkpointer_idle.load(Ordering::Relaxed)
                     && self.checkpointer_idle.swap(false, Ordering::Relaxed);
@@ -370,6 +387,9 @@ impl Writer {
             wake,
             checkpointer_idle: AtomicBool::new(false),
             flush_due: AtomicBool::new(false),
+            log_copied: AtomicBool::new(false),
+            #[cfg(test)]
+            restarted_on: Mutex::new(Vec::new()),
             runtime: tokio::runtime::Handle::try_current().ok(),
             pauses: Histogram::new(pause_buckets()),
             #[cfg(all(test, target_os = "linux"))]
@@ -573,6 +593,9 @@ fn checkpoints(
             // Nothing left to copy: sleep until the next commit (it wakes an idle checkpointer).
             let idle = matches!(&result, Ok(progress) if progress.left() == 0);
             shared.checkpointer_idle.store(idle, Ordering::Relaxed);
+            if matches!(&result, Ok(progress) if progress.complete()) {
+                shared.log_copied.store(true, Ordering::Release);
+            }
             sleep = if idle {
                 IDLE_CHECKPOINTER_SLEEPS
             } else {
@@ -658,6 +681,9 @@ impl Shared {
         let started = std::time::Instant::now();
         let progress = checkpoint(checkpointing.unwrap_or(&*held), "PASSIVE");
         let pause = started.elapsed();
+        if matches!(&progress, Ok(done) if done.complete()) {
+            self.log_copied.store(true, Ordering::Release);
+        }
         drop(held);
         self.pauses.observe(pause.as_secs_f64());
         self.hand_over();
@@ -858,6 +884,12 @@ mod tests {
         // Polled once (queued behind the held write), then dropped.
         assert!(add_child(&writer, 1).now_or_never().is_none());
         held.await.unwrap();
+        // Run by the holder, or handed to a blocking thread (the first commit to a fresh log,
+        // which syncs its header, never runs on a runtime thread): committed either way.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while count(&path) < 1 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         assert_eq!(count(&path), 1);
     }
 
@@ -947,6 +979,36 @@ mod tests {
             pauses.sum() > 0.0 && pauses.sum() < 60.0,
             "{}",
             pauses.sum()
+        );
+    }
+
+    /// The commit that starts the log over syncs its header (an `fsync` in the commit path):
+    /// such a commit is run by a blocking thread, never inline on the runtime's thread.
+    #[tokio::test]
+    async fn the_commit_that_starts_the_log_over_runs_off_the_runtime() {
+        let (_dir, path) = database();
+        let writer = Writer::open(&path).unwrap();
+        writer
+            .write(|db| db.execute_batch("CREATE TABLE blob (data TEXT NOT NULL)"))
+            .await
+            .unwrap();
+        let wal = path.with_extension("db-wal");
+        let runtime_thread = std::thread::current().name().map(String::from);
+        let data = "x".repeat(1024);
+        let first = log_generation(&wal);
+        for _ in 0..3 * FINISH_CHECKPOINT_AFTER {
+            let data = data.clone();
+            writer
+                .write(move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]))
+                .await
+                .unwrap();
+        }
+        assert_ne!(log_generation(&wal), first, "the log never started over");
+        let restarted_on = lock(&writer.shared.restarted_on).clone();
+        assert!(!restarted_on.is_empty(), "no commit followed a copied log");
+        assert!(
+            restarted_on.iter().all(|thread| *thread != runtime_thread),
+            "a commit that started the log over ran on the runtime's thread: {restarted_on:?}"
         );
     }
 
