@@ -767,6 +767,26 @@ mod tests {
             .await
     }
 
+    /// A writer on a fresh database with an empty table `blob (data)`.
+    async fn blob_store() -> (tempfile::TempDir, PathBuf, Writer) {
+        let (dir, path) = database();
+        let writer = Writer::open(&path).unwrap();
+        writer
+            .write(|db| db.execute_batch("CREATE TABLE blob (data TEXT NOT NULL)"))
+            .await
+            .unwrap();
+        (dir, path, writer)
+    }
+
+    /// Adds a row holding `data` to `blob`.
+    async fn add_blob(writer: &Writer, data: &str) {
+        let data = data.to_owned();
+        writer
+            .write(move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]))
+            .await
+            .unwrap();
+    }
+
     /// Holds the writing connection for a while, so that the writes sent meanwhile queue up and
     /// are committed as batches.
     fn hold(writer: &Arc<Writer>) -> tokio::task::JoinHandle<()> {
@@ -944,12 +964,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_log_starts_over_under_a_steady_stream_of_writes() {
-        let (_dir, path) = database();
-        let writer = Writer::open(&path).unwrap();
-        writer
-            .write(|db| db.execute_batch("CREATE TABLE blob (data TEXT NOT NULL)"))
-            .await
-            .unwrap();
+        let (_dir, path, writer) = blob_store().await;
         let wal = path.with_extension("db-wal");
         let data = "x".repeat(8 * 1024);
         let mut largest = 0;
@@ -957,11 +972,7 @@ mod tests {
         // over. It starts over after 2,048 writes when the checkpointer keeps up, after 4,096
         // (~70 MB) at the latest when it does not (a loaded machine).
         for _ in 0..10_000 {
-            let data = data.clone();
-            writer
-                .write(move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]))
-                .await
-                .unwrap();
+            add_blob(&writer, &data).await;
             largest = largest.max(std::fs::metadata(&wal).map_or(0, |m| m.len()));
         }
         assert!(
@@ -986,22 +997,13 @@ mod tests {
     /// such a commit is run by a blocking thread, never inline on the runtime's thread.
     #[tokio::test]
     async fn the_commit_that_starts_the_log_over_runs_off_the_runtime() {
-        let (_dir, path) = database();
-        let writer = Writer::open(&path).unwrap();
-        writer
-            .write(|db| db.execute_batch("CREATE TABLE blob (data TEXT NOT NULL)"))
-            .await
-            .unwrap();
+        let (_dir, path, writer) = blob_store().await;
         let wal = path.with_extension("db-wal");
         let runtime_thread = std::thread::current().name().map(String::from);
         let data = "x".repeat(1024);
         let first = log_generation(&wal);
         for _ in 0..3 * FINISH_CHECKPOINT_AFTER {
-            let data = data.clone();
-            writer
-                .write(move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]))
-                .await
-                .unwrap();
+            add_blob(&writer, &data).await;
         }
         assert_ne!(log_generation(&wal), first, "the log never started over");
         let restarted_on = lock(&writer.shared.restarted_on).clone();
@@ -1018,20 +1020,11 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn checkpoints_are_finished_at_the_openers_priority() {
-        let (_dir, path) = database();
         let opener = rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap();
-        let writer = Writer::open(&path).unwrap();
-        writer
-            .write(|db| db.execute_batch("CREATE TABLE blob (data TEXT NOT NULL)"))
-            .await
-            .unwrap();
+        let (_dir, _path, writer) = blob_store().await;
         let data = "x".repeat(1024);
         for _ in 0..3 * FINISH_CHECKPOINT_AFTER {
-            let data = data.clone();
-            writer
-                .write(move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]))
-                .await
-                .unwrap();
+            add_blob(&writer, &data).await;
         }
         let finished = lock(&writer.shared.finished_at_nice).clone();
         assert!(!finished.is_empty(), "no checkpoint was finished");
