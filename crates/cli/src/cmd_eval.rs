@@ -118,7 +118,7 @@ pub fn run(dirs: &[PathBuf], args: EvalArgs) -> Result<Outcome> {
             check_line(&contract, &context, &line, args.field.as_deref())
         };
         summary.add(number, &checked);
-        if number % 256 == 0 {
+        if number.is_multiple_of(256) {
             progress.set_message(format!("{} invalid", summary.invalid));
         }
     }

@@ -9,9 +9,9 @@
 /// Turns transparent huge pages off for this process unless `MIMALLOC_ALLOW_THP` is set.
 pub fn steady_pages() {
     #[cfg(target_os = "linux")]
-    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
-        if let Err(error) = rustix::thread::disable_transparent_huge_pages(true) {
-            tracing::debug!(%error, "cannot turn transparent huge pages off");
-        }
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none()
+        && let Err(error) = rustix::thread::disable_transparent_huge_pages(true)
+    {
+        tracing::debug!(%error, "cannot turn transparent huge pages off");
     }
 }

@@ -287,10 +287,10 @@ impl Engine {
         let conversation = input.conversation;
         let contract = input.contract;
         let mut outcome = run_turn(input).await?;
-        if !outcome.fallback {
-            if let Some(state) = contract.next_state(&conversation.state, &outcome.value) {
-                self.store.set_state(&conversation.id, &state).await?;
-            }
+        if !outcome.fallback
+            && let Some(state) = contract.next_state(&conversation.state, &outcome.value)
+        {
+            self.store.set_state(&conversation.id, &state).await?;
         }
         let decision = self
             .policy

@@ -188,10 +188,10 @@ fn inline_card(doc: &Doc<'_>, run: &InlineRun, bound: usize) -> Option<(Draft, (
 /// the option markers taken out.
 fn inline_question(text: &str, start: usize, prefix: &str, run: &InlineRun) -> Option<String> {
     let head = prefix.trim_end();
-    if let Some(stem) = head.strip_suffix([':', ',', ';', '—', '–', '-']) {
-        if stem.chars().any(char::is_alphanumeric) {
-            return Some(format!("{}?", stem.trim_end()));
-        }
+    if let Some(stem) = head.strip_suffix([':', ',', ';', '—', '–', '-'])
+        && stem.chars().any(char::is_alphanumeric)
+    {
+        return Some(format!("{}?", stem.trim_end()));
     }
     let mut out = String::new();
     let mut at = start;

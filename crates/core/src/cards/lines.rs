@@ -138,10 +138,10 @@ pub(super) fn marker(line: &str) -> Option<Marker> {
     let trimmed = line.trim_start();
     let indent = line.len() - trimmed.len();
     let mut rest = trimmed;
-    if let Some(after) = rest.strip_prefix(['-', '*', '+', '•']) {
-        if after.starts_with([' ', '\t']) {
-            rest = after.trim_start();
-        }
+    if let Some(after) = rest.strip_prefix(['-', '*', '+', '•'])
+        && after.starts_with([' ', '\t'])
+    {
+        rest = after.trim_start();
     }
     let bold = rest.starts_with("**") || rest.starts_with("__");
     if bold {

@@ -41,11 +41,9 @@ pub(super) fn split(text: &str, lines: &[Line<'_>], para: usize, out: &mut Vec<S
         let continues = line.marker.is_none()
             && line.kind != Kind::Heading
             && text[content..end].starts_with(char::is_lowercase);
-        if !continues {
-            if let Some(mut sentence) = open.take() {
-                sentence.end = prev_end;
-                out.push(sentence);
-            }
+        if !continues && let Some(mut sentence) = open.take() {
+            sentence.end = prev_end;
+            out.push(sentence);
         }
         let mut at = content;
         if open.is_none() {

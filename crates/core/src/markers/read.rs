@@ -285,13 +285,14 @@ impl<'s> SectionReader<'s> {
             _ => RootHint::Array,
         };
         let repaired = repair(text, hint);
-        if repaired.truncated.is_none() && repaired.ambiguous.is_none() {
-            if let Ok(value) = serde_json::from_str::<Value>(&repaired.text) {
-                for r in repaired.repairs {
-                    merge_repair(&mut self.repairs, r);
-                }
-                return Some(value);
+        if repaired.truncated.is_none()
+            && repaired.ambiguous.is_none()
+            && let Ok(value) = serde_json::from_str::<Value>(&repaired.text)
+        {
+            for r in repaired.repairs {
+                merge_repair(&mut self.repairs, r);
             }
+            return Some(value);
         }
         let detail = match serde_json::from_str::<Value>(text) {
             Err(e) => e.to_string(),
@@ -345,11 +346,11 @@ pub(crate) fn normalise_actions(value: Value, repairs: &mut Vec<Repair>) -> Valu
     };
     let mut filled = 0u32;
     for item in &mut items {
-        if let Value::Object(map) = item {
-            if !map.contains_key("handler") {
-                map.insert("handler".into(), Value::String("client".into()));
-                filled += 1;
-            }
+        if let Value::Object(map) = item
+            && !map.contains_key("handler")
+        {
+            map.insert("handler".into(), Value::String("client".into()));
+            filled += 1;
         }
     }
     if filled > 0 {

@@ -402,11 +402,12 @@ impl<'a> Fixer<'a> {
         let Some(skipped) = self.stack.iter().rev().position(|f| f.container == wanted) else {
             return Err(Stop::Invalid);
         };
-        if let Some(top) = self.stack.last() {
-            if top.slot == Slot::AfterComma && self.out.bytes.get(top.comma_at) == Some(&b',') {
-                self.out.bytes.remove(top.comma_at);
-                self.out.bump(Kind::TrailingComma);
-            }
+        if let Some(top) = self.stack.last()
+            && top.slot == Slot::AfterComma
+            && self.out.bytes.get(top.comma_at) == Some(&b',')
+        {
+            self.out.bytes.remove(top.comma_at);
+            self.out.bump(Kind::TrailingComma);
         }
         for _ in 0..skipped {
             if let Some(frame) = self.stack.pop() {

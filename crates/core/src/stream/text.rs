@@ -148,10 +148,10 @@ impl TextStream {
                 .and_then(|rest| memchr::memchr(b'\n', rest))
                 .map(|k| self.scanned + k);
             let upto = newline.unwrap_or(bytes.len());
-            if !self.in_code {
-                if let Some(part) = raw.get(self.scanned..upto) {
-                    self.look(part);
-                }
+            if !self.in_code
+                && let Some(part) = raw.get(self.scanned..upto)
+            {
+                self.look(part);
             }
             self.scanned = upto;
             let Some(newline) = newline else {

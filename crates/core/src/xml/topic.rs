@@ -60,10 +60,10 @@ impl TopicState {
                 let confident = keyword["@confidence"]
                     .as_f64()
                     .is_some_and(|c| c >= MIN_CONFIDENCE);
-                if let Some(term) = keyword["@term"].as_str().and_then(list_item) {
-                    if confident {
-                        terms.push(term);
-                    }
+                if let Some(term) = keyword["@term"].as_str().and_then(list_item)
+                    && confident
+                {
+                    terms.push(term);
                 }
             }
         }

@@ -507,7 +507,7 @@ fn insert(value: &mut Value, selector: usize, key: String, member: Value) {
 /// The reply text for `value`: compact or pretty, maybe with trailing commas, in a fence,
 /// with prose around.
 fn reply_text(value: &Value, form: u8, commas: u8, wrap: u8) -> String {
-    let mut text = if form % 2 == 0 {
+    let mut text = if form.is_multiple_of(2) {
         value.to_string()
     } else {
         serde_json::to_string_pretty(value).unwrap()
@@ -518,7 +518,7 @@ fn reply_text(value: &Value, form: u8, commas: u8, wrap: u8) -> String {
         for (n, line) in text.split('\n').enumerate() {
             let closing = line.trim_start().starts_with(['}', ']']);
             if n > 0 {
-                if closing && (n as u8) % commas == 0 && !out.ends_with(['{', '[']) {
+                if closing && (n as u8).is_multiple_of(commas) && !out.ends_with(['{', '[']) {
                     out.push(',');
                 }
                 out.push('\n');

@@ -646,10 +646,10 @@ fn finish_checkpoint(
     finisher: &mpsc::Sender<Finish>,
 ) -> rusqlite::Result<Progress> {
     let (done, finished) = mpsc::sync_channel(1);
-    if finisher.send((Arc::clone(shared), done)).is_ok() {
-        if let Ok(progress) = finished.recv() {
-            return progress;
-        }
+    if finisher.send((Arc::clone(shared), done)).is_ok()
+        && let Ok(progress) = finished.recv()
+    {
+        return progress;
     }
     shared.finish_checkpoint(Some(connection))
 }
