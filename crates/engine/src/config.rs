@@ -6,6 +6,7 @@
 //! ```toml
 //! data_dir = "./bridle-data"
 //! store_url = "postgres://bridle@db/bridle"     # default: sqlite://<data_dir>/bridle.db
+//! store_commit = "before_reply"                 # or "after_reply" (SQLite: answer, then commit)
 //! contracts_dirs = ["./contracts"]
 //! default_model = "gpt"
 //!
@@ -70,6 +71,8 @@ pub enum ConfigError {
 struct RawConfig {
     data_dir: Option<PathBuf>,
     store_url: Option<String>,
+    #[serde(default)]
+    store_commit: crate::store::Commit,
     #[serde(default)]
     contracts_dirs: Vec<PathBuf>,
     default_model: Option<String>,
@@ -347,6 +350,8 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// `sqlite://…` or `postgres://…`.
     pub store_url: String,
+    /// When a turn's messages are committed relative to its answer.
+    pub store_commit: crate::store::Commit,
     /// Contract directories added to the built-ins.
     pub contracts_dirs: Vec<PathBuf>,
     /// Model used when a request names none.
@@ -502,6 +507,7 @@ impl Config {
         Ok(Self {
             data_dir,
             store_url,
+            store_commit: raw.store_commit,
             retention,
             contracts_dirs: raw.contracts_dirs,
             default_model,

@@ -94,7 +94,8 @@ impl Engine {
                 ))
             })?;
         }
-        let store: Arc<dyn Store> = Arc::from(store::open(&config.store_url).await?);
+        let store: Arc<dyn Store> =
+            Arc::from(store::open_with(&config.store_url, config.store_commit).await?);
         Self::with_store(config, store)
     }
 
@@ -120,6 +121,9 @@ impl Engine {
         let mut metrics = EngineMetrics::new(&contracts);
         if let Some(pauses) = store.write_pauses() {
             metrics.register_write_pauses(pauses);
+        }
+        if let Some(failures) = store.write_failures() {
+            metrics.register_write_failures(failures);
         }
         let metrics = Arc::new(metrics);
         Ok(Self {

@@ -229,6 +229,16 @@ impl EngineMetrics {
         );
     }
 
+    /// Adds the count of writes that failed after their answer went out
+    /// ([`crate::store::Store::write_failures`]).
+    pub fn register_write_failures(&mut self, failures: Counter) {
+        self.registry.register(
+            "bridle_store_write_failures",
+            "Writes of the store that failed after their answer went out (store_commit = after_reply): those messages are not stored",
+            failures,
+        );
+    }
+
     /// The registry to encode.
     pub fn registry(&self) -> &Registry {
         &self.registry

@@ -104,12 +104,15 @@ pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<
         max_connections: settings.max_connections,
         drain_timeout: DRAIN_TIMEOUT,
     };
+    let flushing = engine.clone();
     let state = AppState::new(engine, keys, Arc::new(settings), limiter);
     crate::listen::serve(listener, app(state), guards, async {
         let signal = stop_signal().await;
         eprintln!("bridle: {signal}: shutting down (finishing requests in flight)");
     })
     .await;
+    // Nothing answered is left uncommitted (`store_commit = "after_reply"`).
+    flushing.store().flush().await;
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod after_reply;
 mod check;
 mod crash;
 mod eval;

@@ -7,7 +7,8 @@
 //!
 //! Times are Unix milliseconds (`i64`) in both backends, so filters and ordering mean the same
 //! everywhere. Ids of conversations are UUIDv7 strings (time-ordered); message ids are integers
-//! assigned by the database in insertion order.
+//! in insertion order, assigned by the database (or, with [`Commit::AfterReply`], by the SQLite
+//! store before the insert).
 
 mod listing;
 mod migrations;
@@ -15,6 +16,7 @@ mod postgres;
 mod prompts;
 mod rows;
 mod sqlite;
+mod sqlite_commit;
 mod sqlite_writer;
 mod stats;
 
@@ -30,6 +32,30 @@ use bridle_core::{Repair, Violation};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
+
+/// When a turn's messages are committed relative to its answer (`store_commit`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Commit {
+    /// An answer means its attempts are in the database (the default).
+    #[default]
+    BeforeReply,
+    /// SQLite only: the answer goes out once its messages are queued for the writer, which
+    /// commits them within milliseconds; reads wait for the writes queued before them. A crash
+    /// loses the last milliseconds' turns although they were answered. Keeps the commit (and
+    /// the log's periodic restart, two `fsync`s on a disk) out of the answer's latency.
+    AfterReply,
+}
+
+impl Commit {
+    /// The setting's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BeforeReply => "before_reply",
+            Self::AfterReply => "after_reply",
+        }
+    }
+}
 
 /// A write under way ([`Store::open_turn`]): resolves to the stored row's id once it is
 /// committed. Dropping it does not undo or stop the write.
@@ -423,6 +449,18 @@ pub trait Store: Send + Sync + fmt::Debug {
         None
     }
 
+    /// How many writes failed after their answer went out, for a store that answers before
+    /// committing ([`Commit::AfterReply`]). The engine exports it as
+    /// `bridle_store_write_failures_total`.
+    fn write_failures(&self) -> Option<prometheus_client::metrics::counter::Counter> {
+        None
+    }
+
+    /// Returns once every write acknowledged so far is committed (or has failed): at shutdown,
+    /// so that nothing answered is left behind. At once for a store that commits before
+    /// answering.
+    async fn flush(&self) {}
+
     /// Creates a conversation (status active, state `{}`).
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError>;
 
@@ -498,9 +536,21 @@ pub trait Store: Send + Sync + fmt::Debug {
 /// Opens the store a URL names: `sqlite://PATH` (created if missing, WAL) or
 /// `postgres://…`/`postgresql://…`; applies the backend's migrations.
 pub async fn open(url: &str) -> Result<Box<dyn Store>, StoreError> {
+    open_with(url, Commit::BeforeReply).await
+}
+
+/// [`open`], committing as `commit` says. PostgreSQL always commits before the answer (a
+/// warning says so when asked otherwise): its commits do not stall the way SQLite's log
+/// restart does, and several instances share it.
+pub async fn open_with(url: &str, commit: Commit) -> Result<Box<dyn Store>, StoreError> {
     if url.starts_with("sqlite:") {
-        Ok(Box::new(SqliteStore::open(url).await?))
+        Ok(Box::new(SqliteStore::open_with(url, commit).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        if commit == Commit::AfterReply {
+            tracing::warn!(
+                "store_commit = \"after_reply\" applies to SQLite only: PostgreSQL commits before each answer"
+            );
+        }
         Ok(Box::new(PostgresStore::open(url).await?))
     } else {
         Err(StoreError::Config(format!(

@@ -10,12 +10,13 @@ use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
 use super::prompts;
 use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::sqlite_commit::{self, AfterReply};
 use super::sqlite_writer::Writer;
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
-    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
-    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange,
-    Purged, SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
+    Commit, Conversation, ConversationFilter, ConversationStatus, ConversationSummary,
+    Interruption, Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending,
+    PurgeRange, Purged, SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
 };
 use async_trait::async_trait;
 use futures::TryStreamExt;
@@ -27,6 +28,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{Row, Sqlite};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a connection waits for another's write lock before giving up.
@@ -102,12 +104,21 @@ pub struct SqliteStore {
     /// The one writing connection: writers queue for its thread, in order, instead of sleeping
     /// in SQLite's busy handler (which backs off in steps of up to 100 ms under contention).
     writer: Writer,
+    /// Set when turns are answered before their messages are committed.
+    after_reply: Option<Arc<AfterReply>>,
+    /// The database's lock file, locked for as long as the store is open.
+    _lock: Arc<std::fs::File>,
 }
 
 impl SqliteStore {
     /// Opens (creating if missing) the database file `sqlite://PATH` names and applies the
     /// migrations. In-memory databases are refused: each pooled connection would see its own.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(url, Commit::BeforeReply).await
+    }
+
+    /// [`SqliteStore::open`], committing turns as `commit` says (`sqlite_commit.rs`).
+    pub async fn open_with(url: &str, commit: Commit) -> Result<Self, StoreError> {
         if names_memory_database(url) {
             return Err(StoreError::Config(format!(
                 "in-memory SQLite ({url:?}) is not supported: use sqlite://PATH"
@@ -135,6 +146,7 @@ impl SqliteStore {
                 ))
             })?;
         }
+        let lock = sqlite_commit::lock(&path, commit)?;
         // Migrations on a connection of their own, closed before the writer opens.
         let migrating = SqlitePoolOptions::new()
             .max_connections(1)
@@ -150,11 +162,31 @@ impl SqliteStore {
             .test_before_acquire(false)
             .connect_with(options)
             .await?;
-        Ok(Self { pool, writer })
+        let after_reply = match commit {
+            Commit::BeforeReply => None,
+            Commit::AfterReply => Some(Arc::new(AfterReply::open(&writer).await?)),
+        };
+        Ok(Self {
+            pool,
+            writer,
+            after_reply,
+            _lock: Arc::new(lock),
+        })
     }
 }
 
 impl SqliteStore {
+    /// `message` as it is stored; with its id already when turns are answered before their
+    /// messages are committed.
+    fn message_row(&self, message: &NewMessage) -> Result<MessageRow, StoreError> {
+        let mut row = MessageRow::new(message)?;
+        row.id = self
+            .after_reply
+            .as_ref()
+            .map(|after_reply| after_reply.next_id(&self.writer));
+        Ok(row)
+    }
+
     /// Runs `sql` (`UPDATE conversations SET <column> = ?, updated_at = max(updated_at, ?)
     /// WHERE id = ?`) with `value`; whether conversation `id` exists.
     async fn update_conversation(
@@ -224,6 +256,16 @@ impl Store for SqliteStore {
         Some(self.writer.pauses())
     }
 
+    fn write_failures(&self) -> Option<prometheus_client::metrics::counter::Counter> {
+        self.after_reply
+            .as_ref()
+            .map(|after_reply| after_reply.failures())
+    }
+
+    async fn flush(&self) {
+        self.writer.settled().await;
+    }
+
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
         let conversation = Conversation::start(new);
         let row = ConversationRow::new(&conversation)?;
@@ -237,7 +279,7 @@ impl Store for SqliteStore {
         first: &NewMessage,
     ) -> Result<i64, StoreError> {
         let row = ConversationRow::new(conversation)?;
-        let message = MessageRow::new(first)?;
+        let message = self.message_row(first)?;
         self.writer
             .write(move |db| {
                 row.insert(db)?;
@@ -247,6 +289,8 @@ impl Store for SqliteStore {
     }
 
     async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        // Answers already given are read back (`store_commit = "after_reply"`).
+        self.writer.settled().await;
         let row = sqlx::query(
             "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
              FROM conversations WHERE id = ?",
@@ -262,6 +306,7 @@ impl Store for SqliteStore {
         filter: &ConversationFilter,
         page: PageRequest,
     ) -> Result<Page<ConversationSummary>, StoreError> {
+        self.writer.settled().await;
         let limit = listing::clamp_limit(page.limit);
         // One read transaction: the total and the page come from the same snapshot.
         let mut tx = self.pool.begin().await?;
@@ -344,23 +389,54 @@ impl Store for SqliteStore {
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
-        let row = MessageRow::new(message)?;
-        self.writer.write(move |db| row.insert(db)).await
+        let row = self.message_row(message)?;
+        match (&self.after_reply, row.id) {
+            (Some(after_reply), Some(id)) => {
+                let report = after_reply.report(
+                    "a message",
+                    row.conversation_id.clone(),
+                    row.turn_id.clone(),
+                );
+                self.writer.write_detached(move |db| row.insert(db), report);
+                Ok(id)
+            }
+            _ => self.writer.write(move |db| row.insert(db)).await,
+        }
     }
 
     fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64> {
         let rows = conversation
             .map(ConversationRow::new)
             .transpose()
-            .and_then(|conversation| Ok((conversation, MessageRow::new(first)?)));
-        match rows {
-            Ok((conversation, message)) => Box::pin(self.writer.write_soon(move |db| {
-                if let Some(conversation) = &conversation {
-                    conversation.insert(db)?;
-                }
-                message.insert(db)
-            })),
-            Err(error) => Box::pin(std::future::ready(Err(error))),
+            .and_then(|conversation| Ok((conversation, self.message_row(first)?)));
+        let (conversation, message) = match rows {
+            Ok(rows) => rows,
+            Err(error) => return Box::pin(std::future::ready(Err(error))),
+        };
+        let answered_first = self
+            .after_reply
+            .as_ref()
+            .zip(message.id)
+            .map(|(after_reply, id)| {
+                let report = after_reply.report(
+                    "a turn's opening",
+                    message.conversation_id.clone(),
+                    message.turn_id.clone(),
+                );
+                (id, report)
+            });
+        let write = move |db: &rusqlite::Connection| {
+            if let Some(conversation) = &conversation {
+                conversation.insert(db)?;
+            }
+            message.insert(db)
+        };
+        match answered_first {
+            Some((id, report)) => {
+                self.writer.write_detached(write, report);
+                Box::pin(std::future::ready(Ok(id)))
+            }
+            None => Box::pin(self.writer.write_soon(write)),
         }
     }
 
@@ -382,6 +458,7 @@ impl Store for SqliteStore {
         conversation_id: &str,
         view: View,
     ) -> Result<Vec<Message>, StoreError> {
+        self.writer.settled().await;
         let (sql, read): (_, fn(&SqliteRow) -> Result<Message, StoreError>) = match view {
             View::User => (
                 rows::select_messages!(without_payloads "NULL",
@@ -402,6 +479,7 @@ impl Store for SqliteStore {
     }
 
     async fn message(&self, id: i64) -> Result<Option<Message>, StoreError> {
+        self.writer.settled().await;
         let found = sqlx::query(rows::select_messages!(prompts "WHERE id = ?"))
             .bind(id)
             .fetch_optional(&self.pool)
@@ -437,6 +515,7 @@ impl Store for SqliteStore {
     }
 
     async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError> {
+        self.writer.settled().await;
         let found = sqlx::query(
             "SELECT id, conversation_id, message_id, level, concerns, action, notified_at, \
              created_at FROM safety_events WHERE conversation_id = ? ORDER BY id",
@@ -448,6 +527,7 @@ impl Store for SqliteStore {
     }
 
     async fn stats(&self, query: &StatsQuery) -> Result<Stats, StoreError> {
+        self.writer.settled().await;
         // One read transaction: every figure comes from the same snapshot.
         let mut tx = self.pool.begin().await?;
         let stored = match stats::stored_range_query::<Sqlite>(query) {
@@ -498,6 +578,8 @@ fn message_with_prompt(row: &SqliteRow) -> Result<Message, StoreError> {
 /// A message as the writer thread inserts it: owned columns, JSON already encoded.
 #[derive(Debug)]
 struct MessageRow {
+    /// Given before the insert (`store_commit = "after_reply"`); else the database gives it.
+    id: Option<i64>,
     conversation_id: String,
     turn_id: String,
     role: &'static str,
@@ -518,6 +600,7 @@ impl MessageRow {
     /// `message` as it is stored: its prompt apart, its JSON as text, the time of now.
     fn new(message: &NewMessage) -> Result<Self, StoreError> {
         Ok(Self {
+            id: None,
             conversation_id: message.conversation_id.clone(),
             turn_id: message.turn_id.clone(),
             role: message.role.as_str(),
@@ -550,16 +633,17 @@ impl MessageRow {
             None => (None, None),
         };
         db.prepare_cached(
-            "INSERT INTO messages (conversation_id, turn_id, role, content, value, \
+            "INSERT INTO messages (id, conversation_id, turn_id, role, content, value, \
              is_validated, is_fallback, attempt, contract, contract_version, \
              request_payload, raw_response, violations, repairs, provider, model, \
              tokens_in, tokens_out, latency_ms, error, interrupted, created_at, \
              prompt_hash, prompt_pointer) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              RETURNING id",
         )?
         .query_row(
             params![
+                self.id,
                 self.conversation_id,
                 self.turn_id,
                 self.role,

@@ -121,6 +121,40 @@ trait Job: Send {
     fn deliver(self: Box<Self>, failure: Option<StoreError>);
 }
 
+/// A [`Job`] nobody waits on ([`Writer::write_detached`]): its result goes to `done`.
+struct Detached<T, F, G> {
+    work: F,
+    value: Option<T>,
+    done: Option<G>,
+    shared: Weak<Shared>,
+}
+
+impl<T, F, G> Job for Detached<T, F, G>
+where
+    T: Send,
+    F: FnMut(&Connection) -> rusqlite::Result<T> + Send,
+    G: FnOnce(Result<T, StoreError>) + Send,
+{
+    fn run(&mut self, connection: &Connection) -> rusqlite::Result<()> {
+        self.value = Some((self.work)(connection)?);
+        Ok(())
+    }
+
+    fn deliver(mut self: Box<Self>, failure: Option<StoreError>) {
+        let result = match (failure, self.value.take()) {
+            (Some(error), _) => Err(error),
+            (None, Some(value)) => Ok(value),
+            (None, None) => Err(StoreError::Closed),
+        };
+        if let Some(done) = self.done.take() {
+            done(result);
+        }
+        if let Some(shared) = self.shared.upgrade() {
+            shared.detached.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// A [`Job`] made of a closure and the channel its caller waits on.
 struct Op<T, F> {
     work: F,
@@ -171,10 +205,14 @@ struct Shared {
     queue: Mutex<Vec<Box<dyn Job>>>,
     /// Writes committed since the last finished checkpoint.
     since_checkpoint: AtomicUsize,
+    /// Writes queued with [`Writer::write_detached`] and not yet committed (or failed).
+    detached: AtomicUsize,
     /// Wakes the checkpointer before its tick once [`FINISH_CHECKPOINT_AFTER`] writes are
     /// reached, or when it sleeps idle. Dropped with the last writer: the checkpointer then
     /// makes its last checkpoint and ends.
     wake: mpsc::SyncSender<()>,
+    /// Has the committer thread run the queue soon ([`Writer::write_detached`]).
+    commit_due: mpsc::SyncSender<()>,
     /// The checkpointer found nothing to copy and sleeps until the next commit wakes it.
     checkpointer_idle: AtomicBool,
     /// A timer will run the queue for writes queued with [`Writer::write_soon`].
@@ -380,11 +418,14 @@ impl Writer {
         connection.pragma_update(None, "journal_size_limit", JOURNAL_SIZE_LIMIT)?;
         let checkpointer = connect(path)?;
         let (wake, woken) = mpsc::sync_channel::<()>(1);
+        let (commit_due, due) = mpsc::sync_channel::<()>(1);
         let shared = Arc::new(Shared {
             connection: Mutex::new(connection),
             queue: Mutex::new(Vec::new()),
             since_checkpoint: AtomicUsize::new(0),
+            detached: AtomicUsize::new(0),
             wake,
+            commit_due,
             checkpointer_idle: AtomicBool::new(false),
             flush_due: AtomicBool::new(false),
             log_copied: AtomicBool::new(false),
@@ -396,11 +437,15 @@ impl Writer {
             finished_at_nice: Mutex::new(Vec::new()),
         });
         let weak = Arc::downgrade(&shared);
+        let committing = Arc::downgrade(&shared);
         let (finish, finishes) = mpsc::channel::<Finish>();
         let thread = |name: &str| std::thread::Builder::new().name(name.into());
         let failed = |error| StoreError::Config(format!("cannot start a thread: {error}"));
         thread("bridle-sqlite-finish")
             .spawn(move || finisher(&finishes))
+            .map_err(failed)?;
+        thread("bridle-sqlite-commit")
+            .spawn(move || committer(&committing, &due))
             .map_err(failed)?;
         thread("bridle-sqlite-checkpoint")
             .spawn(move || checkpoints(&checkpointer, &weak, &woken, &finish))
@@ -451,6 +496,39 @@ impl Writer {
         let answer = self.queue(work);
         self.shared.flush_soon();
         answer
+    }
+
+    /// Queues `work` like [`Writer::write_soon`] for a caller that does not wait for it at all:
+    /// its answer has gone out already (`store_commit = "after_reply"`). It is committed by the
+    /// committer thread ([`HOLD_SOON`] later, with whatever else is queued then) unless another
+    /// write takes it along first; its result goes to `done`, on whichever thread ran it (a
+    /// failure is lost unless `done` reports it). [`Writer::settled`] waits for it.
+    pub fn write_detached<T, F, G>(&self, work: F, done: G)
+    where
+        T: Send + 'static,
+        F: FnMut(&Connection) -> rusqlite::Result<T> + Send + 'static,
+        G: FnOnce(Result<T, StoreError>) + Send + 'static,
+    {
+        self.shared.detached.fetch_add(1, Ordering::AcqRel);
+        lock(&self.shared.queue).push(Box::new(Detached {
+            work,
+            value: None,
+            done: Some(done),
+            shared: Arc::downgrade(&self.shared),
+        }));
+        // Already due unless the committer took the last signal: either way it runs the queue.
+        let _ = self.shared.commit_due.try_send(());
+    }
+
+    /// Returns once every write queued with [`Writer::write_detached`] before this call is
+    /// committed (or has failed): a read after it sees them. At once when none is pending;
+    /// else by committing an empty write queued behind them (writes commit in queue order).
+    pub async fn settled(&self) {
+        if self.shared.detached.load(Ordering::Acquire) > 0 {
+            // Its own failure is no concern of the caller's: the writes it waits for report
+            // theirs.
+            let _ = self.write(|_| Ok(())).await;
+        }
     }
 
     /// Puts `work` in the queue (now, not when the future is first polled); the future
@@ -616,6 +694,22 @@ fn checkpoints(
     }
     if let Err(error) = checkpoint(connection, "TRUNCATE") {
         tracing::warn!(%error, "SQLite checkpoint on closing failed");
+    }
+}
+
+/// The committer thread: runs the queue [`HOLD_SOON`] after a detached write is queued
+/// ([`Writer::write_detached`]), with whatever else is queued by then, at low priority (nice
+/// 10): nobody waits for these writes, so their commits take the time the requests leave
+/// (on the benchmark's one-core gateway, run inline on the runtime thread they held the
+/// requests in flight for the length of a batch). Ends with the writer.
+fn committer(writer: &Weak<Shared>, due: &mpsc::Receiver<()>) {
+    yield_to_requests();
+    while due.recv().is_ok() {
+        std::thread::sleep(HOLD_SOON);
+        match writer.upgrade() {
+            Some(shared) => shared.combine(Combiner::Blocking),
+            None => break,
+        }
     }
 }
 
@@ -803,9 +897,20 @@ mod tests {
     }
 
     fn count(path: &Path) -> i64 {
+        count_in(path, "child")
+    }
+
+    fn count_blobs(path: &Path) -> i64 {
+        count_in(path, "blob")
+    }
+
+    /// Rows in `table`, read on a connection of its own.
+    fn count_in(path: &Path, table: &str) -> i64 {
         Connection::open(path)
             .unwrap()
-            .query_row("SELECT count(*) FROM child", [], |row| row.get(0))
+            .query_row(&format!("SELECT count(*) FROM {table}"), [], |row| {
+                row.get(0)
+            })
             .unwrap()
     }
 
@@ -911,6 +1016,62 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         assert_eq!(count(&path), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn detached_writes_are_committed_by_the_low_priority_committer() {
+        let (_dir, path, writer) = blob_store().await;
+        let ran_on = Arc::new(Mutex::new(Vec::new()));
+        let failures = Arc::new(AtomicUsize::new(0));
+        for n in 0..20 {
+            let (ran_on, failures) = (Arc::clone(&ran_on), Arc::clone(&failures));
+            let sql = if n == 7 {
+                "INSERT INTO nowhere VALUES (?)"
+            } else {
+                "INSERT INTO blob (data) VALUES (?)"
+            };
+            writer.write_detached(
+                move |db| {
+                    let thread = std::thread::current();
+                    #[cfg(target_os = "linux")]
+                    let nice = rustix::process::getpriority_process(Some(rustix::thread::gettid()))
+                        .unwrap_or(-1);
+                    #[cfg(not(target_os = "linux"))]
+                    let nice = CHECKPOINTER_NICE;
+                    lock(&ran_on).push((thread.name().map(String::from), nice));
+                    db.execute(sql, [n.to_string()])
+                },
+                move |result| {
+                    if result.is_err() {
+                        failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                },
+            );
+        }
+        // Nobody runs the queue but the committer.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while writer.shared.detached.load(Ordering::Acquire) > 0 {
+            assert!(std::time::Instant::now() < deadline, "not committed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(count_blobs(&path), 19);
+        assert_eq!(failures.load(Ordering::Relaxed), 1);
+        let ran_on = lock(&ran_on).clone();
+        assert!(
+            ran_on.iter().all(
+                |(name, nice)| name.as_deref() == Some("bridle-sqlite-commit")
+                    && *nice == CHECKPOINTER_NICE
+            ),
+            "{ran_on:?}"
+        );
+        // A read after `settled` sees what was queued just before it.
+        let data = "read back".to_owned();
+        writer.write_detached(
+            move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]),
+            |_| {},
+        );
+        writer.settled().await;
+        assert_eq!(count_blobs(&path), 20);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -26,4 +26,5 @@ mod http_turn;
 mod policy;
 mod providers;
 mod store;
+mod store_after_reply;
 mod turn;

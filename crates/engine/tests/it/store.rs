@@ -3,12 +3,15 @@
 //! when the test fails; admin URL from `BRIDLE_TEST_POSTGRES_URL`, default
 //! `postgres://postgres@127.0.0.1:5432/test`). Each behaviour is one `async fn` taking a
 //! [`Harness`]; `on_both_backends!` makes a `sqlite_<behaviour>` and a `postgres_<behaviour>` test.
+//! `answering_first!` runs behaviours that hold whenever a write is committed on SQLite with
+//! `store_commit = "after_reply"` too (writes answered before their commit; what differs —
+//! a failing write's error — is in `store_after_reply.rs`).
 
 #![allow(clippy::unwrap_used)]
 
 use bridle_core::{Repair, Violation};
 use bridle_engine::store::{
-    self, AttemptsCount, Compliance, ComplianceBucket, Conversation, ConversationFilter,
+    self, AttemptsCount, Commit, Compliance, ComplianceBucket, Conversation, ConversationFilter,
     ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
     PageRequest, PurgeRange, Purged, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError,
     StreamingStats, TokenUsage, TurnOutcomes, View,
@@ -66,6 +69,38 @@ on_both_backends! {
         postgres_long_prompts_read_back_whole;
 }
 
+macro_rules! answering_first {
+    ($($behaviour:ident: $test:ident;)*) => {$(
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $test() {
+            $behaviour(Harness::sqlite_with(Commit::AfterReply).await).await;
+        }
+    )*};
+}
+
+answering_first! {
+    create_and_get: answering_first_create_and_get;
+    attempts_and_views: answering_first_attempts_and_views;
+    filters: answering_first_filters;
+    text_filter_is_literal: answering_first_text_filter_is_literal;
+    pagination: answering_first_pagination;
+    status_and_state: answering_first_status_and_state;
+    created_with_first_message: answering_first_created_with_first_message;
+    corrupt_json: answering_first_corrupt_json;
+    safety_events: answering_first_safety_events;
+    concurrent_writers: answering_first_concurrent_writers;
+    large_content: answering_first_large_content;
+    stats_counts_every_outcome: answering_first_stats_counts_every_outcome;
+    stats_filters: answering_first_stats_filters;
+    stats_buckets: answering_first_stats_buckets;
+    stats_empty: answering_first_stats_empty;
+    stats_skip_malformed_json: answering_first_stats_skip_malformed_json;
+    retention_purges_payloads_and_keeps_outcomes:
+        answering_first_retention_purges_payloads_and_keeps_outcomes;
+    retention_sweeps_in_batches: answering_first_retention_sweeps_in_batches;
+    long_prompts_read_back_whole: answering_first_long_prompts_read_back_whole;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Harness
 // ---------------------------------------------------------------------------------------------
@@ -92,11 +127,15 @@ enum Place {
 
 impl Harness {
     async fn sqlite() -> Self {
+        Self::sqlite_with(Commit::BeforeReply).await
+    }
+
+    async fn sqlite_with(commit: Commit) -> Self {
         let dir = tempfile::tempdir().unwrap();
         // A directory that does not exist yet: opening creates it.
         let path = dir.path().join("data").join("bridle.db");
         let url = format!("sqlite://{}", path.display());
-        let store = store::open(&url).await.unwrap();
+        let store = store::open_with(&url, commit).await.unwrap();
         assert_eq!(store.backend(), "sqlite");
         assert!(path.is_file());
         let raw = SqlitePool::connect(&url).await.unwrap();
@@ -129,6 +168,13 @@ impl Harness {
 
     fn store(&self) -> &dyn Store {
         &*self.store
+    }
+
+    /// The raw connection, once every write the store answered is committed (a store answering
+    /// first may still hold some).
+    async fn raw(&self) -> &Raw {
+        self.store.flush().await;
+        &self.raw
     }
 }
 
@@ -244,14 +290,14 @@ impl Raw {
 // ---------------------------------------------------------------------------------------------
 
 /// A conversation of alice's under `tutor`, stored.
-async fn alices_tutor_conversation(store: &dyn Store) -> Conversation {
+pub(crate) async fn alices_tutor_conversation(store: &dyn Store) -> Conversation {
     store
         .create_conversation(&new_conversation("alice", "tutor"))
         .await
         .unwrap()
 }
 
-fn new_conversation(user_id: &str, contract: &str) -> NewConversation {
+pub(crate) fn new_conversation(user_id: &str, contract: &str) -> NewConversation {
     NewConversation {
         user_id: user_id.to_owned(),
         contract: contract.to_owned(),
@@ -259,7 +305,11 @@ fn new_conversation(user_id: &str, contract: &str) -> NewConversation {
     }
 }
 
-fn user_message(conversation: &Conversation, turn_id: &str, content: &str) -> NewMessage {
+pub(crate) fn user_message(
+    conversation: &Conversation,
+    turn_id: &str,
+    content: &str,
+) -> NewMessage {
     NewMessage {
         conversation_id: conversation.id.clone(),
         turn_id: turn_id.to_owned(),
@@ -286,7 +336,7 @@ fn user_message(conversation: &Conversation, turn_id: &str, content: &str) -> Ne
 }
 
 /// A valid attempt whose reply is `{"reply": text}`.
-fn valid_attempt(
+pub(crate) fn valid_attempt(
     conversation: &Conversation,
     turn_id: &str,
     attempt: u32,
@@ -365,7 +415,7 @@ fn fallback(conversation: &Conversation, turn_id: &str) -> NewMessage {
     }
 }
 
-fn turn_id() -> String {
+pub(crate) fn turn_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
@@ -399,7 +449,7 @@ async fn stored_messages(store: &dyn Store, conversation: &Conversation) -> usiz
         .len()
 }
 
-fn message_ids(messages: &[Message]) -> Vec<i64> {
+pub(crate) fn message_ids(messages: &[Message]) -> Vec<i64> {
     messages.iter().map(|m| m.id).collect()
 }
 
@@ -412,7 +462,7 @@ async fn create_later(store: &dyn Store, user_id: &str, contract: &str) -> Conve
         .unwrap()
 }
 
-fn is_foreign_key_violation(error: &StoreError) -> bool {
+pub(crate) fn is_foreign_key_violation(error: &StoreError) -> bool {
     error.is_foreign_key_violation()
 }
 
@@ -1155,7 +1205,10 @@ async fn corrupt_json(h: Harness) {
         .unwrap();
 
     // JSON of the wrong shape (both backends can hold it).
-    h.raw.set_violations(id, r#"{"not": "a list"}"#).await;
+    h.raw()
+        .await
+        .set_violations(id, r#"{"not": "a list"}"#)
+        .await;
     for view in [View::User, View::Admin] {
         let error = store.messages(&conversation.id, view).await.unwrap_err();
         let names_the_field = |what: &str| {
@@ -1177,7 +1230,8 @@ async fn corrupt_json(h: Harness) {
     );
 
     // Text that is not JSON at all, where the backend can hold it.
-    if h.raw
+    if h.raw()
+        .await
         .set_context_text(&conversation.id, "{\"page\": \"lesson")
         .await
     {
@@ -1194,7 +1248,7 @@ async fn corrupt_json(h: Harness) {
             matches!(&error, StoreError::Corrupt(what) if what.contains("conversations.context")),
             "{error}"
         );
-        h.raw.set_violations(id, "not json").await;
+        h.raw().await.set_violations(id, "not json").await;
         let error = store
             .messages(&conversation.id, View::Admin)
             .await
@@ -1461,7 +1515,7 @@ const T0: i64 = 472_224 * HOUR;
 /// Records `message` as stored at `T0 + minute` minutes; returns its id.
 async fn record_at(h: &Harness, message: NewMessage, minute: i64) -> i64 {
     let id = h.store().record_message(&message).await.unwrap();
-    h.raw.set_created_at(id, T0 + minute * MINUTE).await;
+    h.raw().await.set_created_at(id, T0 + minute * MINUTE).await;
     id
 }
 
@@ -2088,14 +2142,16 @@ async fn stats_skip_malformed_json(h: Harness) {
     let third = record_at(&h, invalid_attempt(&conversation, &turn, 3, "z"), 3).await;
 
     // Elements that are not violations or repairs, and arrays that are not arrays.
-    h.raw
+    h.raw()
+        .await
         .set_violations(
             first,
             r#"[1, "parse", null, [{"rule": "nested"}], {"rule": 5}, {"path": ""},
                 {"rule": "parse", "path": "", "message": "not JSON"}]"#,
         )
         .await;
-    h.raw
+    h.raw()
+        .await
         .set_repairs(
             first,
             r#"[{"kind": "minus", "count": -1}, {"kind": "half", "count": 1.5},
@@ -2103,13 +2159,15 @@ async fn stats_skip_malformed_json(h: Harness) {
                 {"kind": "comment", "count": 4}]"#,
         )
         .await;
-    h.raw
+    h.raw()
+        .await
         .set_violations(second, r#"{"rule": "type", "path": ""}"#)
         .await;
-    h.raw
+    h.raw()
+        .await
         .set_repairs(second, r#"{"kind": "comment", "count": 1}"#)
         .await;
-    h.raw.set_violations(third, r#""type""#).await;
+    h.raw().await.set_violations(third, r#""type""#).await;
 
     let stats = store.stats(&range(None, None, None)).await.unwrap();
     assert_eq!(stats.top_violated_rules, rules(&[("parse", 1)]));
@@ -2123,9 +2181,12 @@ async fn stats_skip_malformed_json(h: Harness) {
     );
 
     // Text that is not JSON at all, where the backend can hold it.
-    if h.raw.set_context_text(&conversation.id, "{").await {
-        h.raw.set_violations(second, "not json").await;
-        h.raw.set_violations(third, "[{\"rule\": \"cut").await;
+    if h.raw().await.set_context_text(&conversation.id, "{").await {
+        h.raw().await.set_violations(second, "not json").await;
+        h.raw()
+            .await
+            .set_violations(third, "[{\"rule\": \"cut")
+            .await;
         let stats = store.stats(&range(None, None, None)).await.unwrap();
         assert_eq!(stats.top_violated_rules, rules(&[("parse", 1)]));
     }
@@ -2205,13 +2266,13 @@ async fn retention_sweeps_in_batches(h: Harness) {
             .record_message(&valid_attempt(&conversation, &turn, 1, "x"))
             .await
             .unwrap();
-        h.raw.set_created_at(id, T0 + i64::from(n)).await;
+        h.raw().await.set_created_at(id, T0 + i64::from(n)).await;
     }
     let kept = store
         .record_message(&valid_attempt(&conversation, &turn_id(), 1, "kept"))
         .await
         .unwrap();
-    h.raw.set_created_at(kept, T0 + HOUR).await;
+    h.raw().await.set_created_at(kept, T0 + HOUR).await;
 
     let contracts = bridle_core::Contracts::builtin().unwrap();
     let metrics = bridle_engine::metrics::EngineMetrics::new(&contracts);
