@@ -8,6 +8,8 @@
 #   DATA_DIR=/dev/shm bench/gateway/run.sh   # the store on a RAM disk (a fresh directory in it)
 #   PIN=0 bench/gateway/run.sh           # no CPU pinning
 #   BRIDLE=/tmp/bridle-old bench/gateway/run.sh   # a given binary (no build)
+#   COMMIT=after_reply OUT=bench/gateway/results-after-reply.md bench/gateway/run.sh
+#                                        # store_commit: answer, then commit (default before_reply)
 #
 # Writes bench/gateway/results.md (and prints it). Everything runs on this machine. With PIN=1
 # (the default on two or more cores) the gateway gets a core of its own (GATEWAY_CPUS, default
@@ -31,6 +33,7 @@ CONNECTIONS="${CONNECTIONS:-64}"
 PIN="${PIN:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}"
 GATEWAY_CPUS="${GATEWAY_CPUS:-1}"
 LOAD_CPUS="${LOAD_CPUS:-0}"
+COMMIT="${COMMIT:-before_reply}"
 WORK="$(mktemp -d)"
 KEY="bench-key-0123456789abcdef"
 pids=()
@@ -69,7 +72,7 @@ pids+=("$MOCK_PID")
 MOCK="$(url_in "$WORK/mock.log")"
 OPENAI_BASE_URL="$MOCK/v1" OPENAI_API_KEY="sk-bench" BRIDLE_USER_KEYS="bench:$KEY" \
     BRIDLE_ADMIN_KEY="bench-admin-key-0123456789" BRIDLE__SERVER__LIMITS__ENABLED=false \
-    RUST_LOG=warn "${ON_GATEWAY[@]}" "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$DATA" \
+    BRIDLE__STORE_COMMIT="$COMMIT" RUST_LOG=warn "${ON_GATEWAY[@]}" "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$DATA" \
     2>"$WORK/gateway.log" &
 GATEWAY_PID=$!
 pids+=("$GATEWAY_PID")
@@ -171,7 +174,8 @@ stored=$(curl -s -H "authorization: Bearer bench-admin-key-0123456789" "$GATEWAY
     else
         echo "the load generator, \`bridle mock-llm\` and \`bridle serve\` share these cores (no pinning)."
     fi
-    echo "Store: SQLite in \`$([ -n "${DATA_DIR:-}" ] && echo "$DATA_DIR" || echo "a temporary directory")\` ($(df -T "$(dirname "$DATA")" | awk 'NR==2{print $2}'))."
+    echo "Store: SQLite in \`$([ -n "${DATA_DIR:-}" ] && echo "$DATA_DIR" || echo "a temporary directory")\` ($(df -T "$(dirname "$DATA")" | awk 'NR==2{print $2}')),"
+    echo "\`store_commit = \"$COMMIT\"\`."
     echo
     echo "Direct: oha → mock-llm with the very body Bridle sends upstream for the same question (taken"
     echo "from a stored \`request_payload\`: the contract's instructions and the question), so the mock's"

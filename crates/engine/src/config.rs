@@ -627,6 +627,17 @@ mod tests {
     }
 
     #[test]
+    fn store_commit_is_before_reply_unless_told() {
+        use crate::store::Commit;
+        let default = Config::from_toml("", &env(&[])).unwrap();
+        assert_eq!(default.store_commit, Commit::BeforeReply);
+        let first = Config::from_toml("store_commit = \"after_reply\"", &env(&[])).unwrap();
+        assert_eq!(first.store_commit, Commit::AfterReply);
+        let error = Config::from_toml("store_commit = \"sometimes\"", &env(&[])).unwrap_err();
+        assert!(error.to_string().contains("before_reply"), "{error}");
+    }
+
+    #[test]
     fn retention_keeps_payloads_unless_told_and_refuses_zero_days() {
         let kept = Config::from_toml("", &env(&[])).unwrap();
         assert_eq!(kept.retention.payload_days, None);
