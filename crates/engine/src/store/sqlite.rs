@@ -187,6 +187,14 @@ impl SqliteStore {
         Ok(row)
     }
 
+    /// What answering before the commit needs, when the store does so now: not while its
+    /// writer is backlogged (a stalled disk), where callers wait for their commits again.
+    fn answering_first(&self) -> Option<&AfterReply> {
+        self.after_reply
+            .as_deref()
+            .filter(|_| !self.writer.backlogged())
+    }
+
     /// Runs `sql` (`UPDATE conversations SET <column> = ?, updated_at = max(updated_at, ?)
     /// WHERE id = ?`) with `value`; whether conversation `id` exists.
     async fn update_conversation(
@@ -390,7 +398,7 @@ impl Store for SqliteStore {
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
         let row = self.message_row(message)?;
-        match (&self.after_reply, row.id) {
+        match (self.answering_first(), row.id) {
             (Some(after_reply), Some(id)) => {
                 let report = after_reply.report(
                     "a message",
@@ -414,8 +422,7 @@ impl Store for SqliteStore {
             Err(error) => return Box::pin(std::future::ready(Err(error))),
         };
         let answered_first = self
-            .after_reply
-            .as_ref()
+            .answering_first()
             .zip(message.id)
             .map(|(after_reply, id)| {
                 let report = after_reply.report(
