@@ -3,9 +3,9 @@
 //! counts writes lost after their answer; SIGTERM commits what was answered before the process
 //! ends; a second server on the same data dir is refused with a clear error.
 
-use crate::{bridle, create_conversation, serve_in};
+use crate::{bridle, create_conversation, send_message, serve_in};
 use predicates::str::contains;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::Duration;
 
 const ADA: &str = "ada-after-reply-key-00000";
@@ -25,16 +25,7 @@ async fn answers_come_first_and_everything_answered_is_stored() {
 
     let mut answered = Vec::new();
     for n in 0..3 {
-        let body: Value = client
-            .post(format!("{url}/v1/conversations/{conversation}/messages"))
-            .bearer_auth(ADA)
-            .json(&json!({"content": format!("message {n}")}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let body = send_message(&client, &url, ADA, &conversation, &format!("message {n}")).await;
         let id = body["message_id"]
             .as_i64()
             .unwrap_or_else(|| panic!("{body}"));

@@ -6,7 +6,7 @@
 //! milliseconds may be lost — only the newest of each conversation, never one in the middle —
 //! no turn is torn either, and no message id given before the crash is given again.
 
-use crate::{Running, create_conversation, serve_in};
+use crate::{Running, create_conversation, send_message, serve_in};
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -227,16 +227,7 @@ async fn a_killed_gateway_answering_first_tears_no_turn_and_reuses_no_id() {
     // Ids given to replies that were lost are not given again.
     let client = reqwest::Client::new();
     let conversation = create_conversation(&client, &url, ADA, "selfhelp-response").await;
-    let body: Value = client
-        .post(format!("{url}/v1/conversations/{conversation}/messages"))
-        .bearer_auth(ADA)
-        .json(&json!({"content": "after the restart"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let body = send_message(&client, &url, ADA, &conversation, "after the restart").await;
     let highest = received.iter().map(|r| r.message).max().unwrap();
     assert!(body["message_id"].as_i64().unwrap() > highest, "{body}");
 }

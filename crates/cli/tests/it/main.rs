@@ -115,6 +115,26 @@ pub async fn create_conversation(
     body["id"].as_str().unwrap().to_owned()
 }
 
+/// Sends `content` to `conversation` as the user whose key is `key`; the answer's JSON body.
+pub async fn send_message(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    conversation: &str,
+    content: &str,
+) -> serde_json::Value {
+    client
+        .post(format!("{url}/v1/conversations/{conversation}/messages"))
+        .bearer_auth(key)
+        .json(&serde_json::json!({ "content": content }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
 /// Starts `bridle serve` on a free loopback port with its files in `dir`, and the environment
 /// `envs`; returns it with its URL.
 pub fn serve_in(dir: &std::path::Path, envs: &[(&str, &str)]) -> (Running, String) {
