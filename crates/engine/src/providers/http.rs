@@ -57,14 +57,34 @@ pub fn post_json(
         .body(bytes))
 }
 
-/// Maps a transport error.
+/// Maps a transport error. Its text names the endpoint without its query string or user info
+/// (a key kept in the URL never reaches the record or the log).
 pub fn send_error(error: &reqwest::Error, timeout: Duration) -> ProviderError {
     if error.is_timeout() {
         ProviderError::Timeout(timeout)
     } else if error.is_decode() {
-        ProviderError::Decode(error.to_string())
+        ProviderError::Decode(transport_text(error))
     } else {
-        ProviderError::Connection(error_chain(error))
+        ProviderError::Connection(transport_text(error))
+    }
+}
+
+/// `error`'s whole chain, with its URL (which reqwest quotes) shown as scheme, host, port and
+/// path only.
+pub(crate) fn transport_text(error: &reqwest::Error) -> String {
+    let text = error_chain(error);
+    match error.url() {
+        Some(url) => text.replace(url.as_str(), &endpoint(url)),
+        None => text,
+    }
+}
+
+/// `url` without user info, query or fragment.
+fn endpoint(url: &reqwest::Url) -> String {
+    let host = url.host_str().unwrap_or("");
+    match url.port() {
+        Some(port) => format!("{}://{host}:{port}{}", url.scheme(), url.path()),
+        None => format!("{}://{host}{}", url.scheme(), url.path()),
     }
 }
 
@@ -217,7 +237,7 @@ pub fn sse(
 fn sse_error(error: EventStreamError<ChunkError<reqwest::Error>>) -> ProviderError {
     match error {
         EventStreamError::Transport(ChunkError::Transport(e)) => {
-            ProviderError::Stream(error_chain(&e))
+            ProviderError::Stream(transport_text(&e))
         }
         EventStreamError::Transport(ChunkError::NotUtf8 { at }) => ProviderError::Decode(format!(
             "the stream is not valid UTF-8 (byte {at} of the body)"
@@ -234,6 +254,25 @@ fn sse_error(error: EventStreamError<ChunkError<reqwest::Error>>) -> ProviderErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_transport_error_names_the_endpoint_without_its_query_or_user_info() {
+        // A port nobody listens on: the connection is refused.
+        let unused = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = unused.local_addr().unwrap().port();
+        drop(unused);
+        let url = format!("http://user:pw@127.0.0.1:{port}/v1/chat?key=sk-in-the-query#frag");
+        let error = reqwest::Client::new().post(&url).send().await.unwrap_err();
+        let ProviderError::Connection(text) = send_error(&error, Duration::from_secs(1)) else {
+            panic!("a refused connection is a connection error");
+        };
+        assert!(!text.contains("sk-in-the-query"), "{text}");
+        assert!(!text.contains("pw@"), "{text}");
+        assert!(
+            text.contains(&format!("127.0.0.1:{port}/v1/chat")),
+            "{text}"
+        );
+    }
 
     #[test]
     fn credentials_are_redacted_and_other_headers_kept() {

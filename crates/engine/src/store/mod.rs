@@ -486,6 +486,10 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// Sets a conversation's status; false when there is no such conversation.
     async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError>;
 
+    /// Writes and commits one small row kept for the purpose: whether the store can write now
+    /// (a full or read-only disk fails it while reads still work). For readiness probes.
+    async fn probe_write(&self) -> Result<(), StoreError>;
+
     /// Replaces a conversation's state; false when there is no such conversation.
     async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError>;
 

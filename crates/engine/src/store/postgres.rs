@@ -49,6 +49,11 @@ const MIGRATIONS: &[Embedded] = &[
         name: "payload_purged",
         sql: include_str!("../../migrations/postgres/0004_payload_purged.sql"),
     },
+    Embedded {
+        version: 5,
+        name: "store_health",
+        sql: include_str!("../../migrations/postgres/0005_store_health.sql"),
+    },
 ];
 
 /// Case-insensitive substring match (`ILIKE` folds case by the database's locale).
@@ -206,6 +211,17 @@ impl Store for PostgresStore {
         .execute(&self.pool)
         .await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    async fn probe_write(&self) -> Result<(), StoreError> {
+        sqlx::query(
+            "INSERT INTO store_health (id, checked_at) VALUES (1, $1) \
+             ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
+        )
+        .bind(now_ms())
+        .execute(&self.pool)
+        .await?;
+        Ok(())
     }
 
     async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {

@@ -69,6 +69,11 @@ const MIGRATIONS: &[Embedded] = &[
         name: "prompts",
         sql: include_str!("../../migrations/sqlite/0006_prompts.sql"),
     },
+    Embedded {
+        version: 7,
+        name: "store_health",
+        sql: include_str!("../../migrations/sqlite/0007_store_health.sql"),
+    },
 ];
 
 /// Case-insensitive substring match. SQLite's `lower()` folds ASCII letters only (there is no
@@ -212,6 +217,10 @@ impl SqliteStore {
     }
 }
 
+/// The readiness probe's write (one row, written over each time).
+const PROBE_WRITE: &str = "INSERT INTO store_health (id, checked_at) VALUES (1, ?1) \
+     ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at";
+
 /// Whether a `sqlite:` URL names an in-memory database (`sqlite::memory:`, `?mode=memory`).
 fn names_memory_database(url: &str) -> bool {
     let rest = url
@@ -342,6 +351,16 @@ impl Store for SqliteStore {
             id,
         )
         .await
+    }
+
+    async fn probe_write(&self) -> Result<(), StoreError> {
+        let now = now_ms();
+        self.writer
+            .write(move |db| {
+                db.prepare_cached(PROBE_WRITE)?.execute(params![now])?;
+                Ok(())
+            })
+            .await
     }
 
     async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {

@@ -51,6 +51,8 @@ on_both_backends! {
     corrupt_json: sqlite_corrupt_json, postgres_corrupt_json;
     safety_events: sqlite_safety_events, postgres_safety_events;
     reopen: sqlite_reopen, postgres_reopen;
+    probe_write_commits_one_row: sqlite_probe_write_commits_one_row,
+        postgres_probe_write_commits_one_row;
     concurrent_writers: sqlite_concurrent_writers, postgres_concurrent_writers;
     large_content: sqlite_large_content, postgres_large_content;
     stats_counts_every_outcome: sqlite_stats_counts_every_outcome,
@@ -272,6 +274,15 @@ impl Raw {
                 assert!(refused.is_err(), "JSONB took {text:?}");
                 false
             }
+        }
+    }
+
+    /// Rows of the readiness probe's table.
+    async fn health_rows(&self) -> i64 {
+        let sql = "SELECT COUNT(*) FROM store_health";
+        match self {
+            Self::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+            Self::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
         }
     }
 
@@ -1320,6 +1331,14 @@ async fn safety_events(h: Harness) {
     );
 }
 
+/// The readiness probe writes and commits, however often it runs, one row.
+async fn probe_write_commits_one_row(h: Harness) {
+    for _ in 0..3 {
+        h.store.probe_write().await.unwrap();
+    }
+    assert_eq!(h.raw.health_rows().await, 1);
+}
+
 async fn reopen(h: Harness) {
     let Harness {
         store,
@@ -1334,8 +1353,8 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 6,
-        _ => 4,
+        "sqlite" => 7,
+        _ => 5,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);
