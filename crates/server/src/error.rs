@@ -1,10 +1,18 @@
 //! [`ApiError`]: every error the server answers, mapped to an HTTP status and one JSON body
 //! shape (OpenAI's: `{"error": {"message", "type", "code"}}`) in one table, so clients of the
 //! native API and of the OpenAI-compatible endpoint read errors the same way.
+//!
+//! What a user reads carries no internals ([`ApiError::public_message`]): a failure on our side
+//! (500) or of the store (503) is a fixed sentence, the database's own text going to the log
+//! only; a provider failure names its kind and HTTP status, never the upstream URL or the
+//! provider's own message; a turn without a valid reply says how many attempts were made,
+//! never what an invalid attempt said (violations quote it). The detail is logged, and the
+//! attempts, errors included, are in the record for administrators.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bridle_engine::providers::ProviderError;
 use bridle_engine::{EngineError, TurnError};
 use serde_json::json;
 use std::time::Duration;
@@ -27,6 +35,12 @@ pub enum ApiError {
     /// The request conflicts with the state of the thing it names.
     #[error("{0}")]
     Conflict(String),
+    /// A turn of the conversation is still running (409 `turn_in_progress`).
+    #[error("{0}")]
+    TurnInProgress(String),
+    /// The request body did not arrive in time (408).
+    #[error("{0}")]
+    RequestTimeout(String),
     /// The request body is over the size limit.
     #[error("{0}")]
     PayloadTooLarge(String),
@@ -46,16 +60,19 @@ pub enum ApiError {
         retry_after: Duration,
     },
     /// The upstream model failed in a way retrying cannot fix, or no valid reply came back.
+    /// The text is shown to the user: build it with [`provider_message`] or from counts.
     #[error("{0}")]
     Upstream(String),
     /// The body is not declared as JSON (415).
     #[error("{0}")]
     UnsupportedMediaType(String),
     /// The store is out of reach or cannot write for now (database down or restarting, disk
-    /// full or read-only): 503 with `Retry-After`; what was stored before stays whole.
+    /// full or read-only): 503 with `Retry-After`; what was stored before stays whole. The
+    /// text is the detail for the log; users read a fixed sentence.
     #[error("{0}")]
     Unavailable(String),
-    /// Something on our side failed (storage, …).
+    /// Something on our side failed (storage, …). The text is the detail for the log; users
+    /// read a fixed sentence.
     #[error("{0}")]
     Internal(String),
 }
@@ -80,6 +97,16 @@ impl ApiError {
                 "bad_request",
             ),
             Self::Conflict(_) => (StatusCode::CONFLICT, "invalid_request_error", "conflict"),
+            Self::TurnInProgress(_) => (
+                StatusCode::CONFLICT,
+                "invalid_request_error",
+                "turn_in_progress",
+            ),
+            Self::RequestTimeout(_) => (
+                StatusCode::REQUEST_TIMEOUT,
+                "invalid_request_error",
+                "request_timeout",
+            ),
             Self::PayloadTooLarge(_) => (
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "invalid_request_error",
@@ -120,10 +147,54 @@ impl ApiError {
     }
 }
 
+/// What users read for a 500.
+const INTERNAL_MESSAGE: &str = "something went wrong on our side; it has been logged";
+/// What users read for a 503.
+const UNAVAILABLE_MESSAGE: &str = "the store is unavailable for now; try again shortly";
+
 impl ApiError {
     /// The stable error code (`not_found`, `upstream_failed`, …), as in the JSON error body.
     pub fn code(&self) -> &'static str {
         self.parts().2
+    }
+
+    /// The message a client reads: the error's own text, except for failures on our side
+    /// (500, 503), whose detail (database text, file paths) is for the log only.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::Internal(_) => INTERNAL_MESSAGE.to_owned(),
+            Self::Unavailable(_) => UNAVAILABLE_MESSAGE.to_owned(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// What a user is told about a provider failure: its kind and HTTP status, never the
+/// provider's URL or own message (which can quote keys, internal hosts or the request).
+pub fn provider_message(error: &ProviderError) -> String {
+    match error {
+        ProviderError::Timeout(_) => "the model did not answer in time".into(),
+        ProviderError::Connection(_) => "the model could not be reached".into(),
+        ProviderError::Status { status, .. } => format!("the model answered HTTP {status}"),
+        ProviderError::Decode(_) => "the model's answer could not be read".into(),
+        ProviderError::Stream(_) => "the model's stream broke off".into(),
+    }
+}
+
+/// What a user is told about a turn that produced no final message.
+fn turn_message(error: &TurnError) -> String {
+    match error {
+        TurnError::Exhausted { attempts, .. } => format!(
+            "the model gave no valid reply in {attempts} attempt(s); every attempt is recorded for the administrators"
+        ),
+        TurnError::Provider { attempt, error } => format!(
+            "attempt {attempt} failed and cannot be retried: {}",
+            provider_message(error)
+        ),
+        TurnError::Cancelled { attempt } => {
+            format!("the turn was cancelled during attempt {attempt}")
+        }
+        TurnError::Store(_) => UNAVAILABLE_MESSAGE.to_owned(),
     }
 }
 
@@ -134,7 +205,7 @@ impl IntoResponse for ApiError {
             tracing::error!(error = %self, "request failed");
         }
         let body =
-            Json(json!({"error": {"message": self.to_string(), "type": kind, "code": code}}));
+            Json(json!({"error": {"message": self.public_message(), "type": kind, "code": code}}));
         let mut response = (status, body).into_response();
         let retry_after = match &self {
             Self::RateLimited { retry_after, .. } => {
@@ -165,7 +236,12 @@ impl From<EngineError> for ApiError {
             | EngineError::BadMessage(_) => Self::BadRequest(error.to_string()),
             EngineError::Blocked(_) => Self::Unprocessable(error.to_string()),
             EngineError::Turn(TurnError::Store(e)) | EngineError::Store(e) => Self::from(e),
-            EngineError::Turn(e) => Self::Upstream(e.to_string()),
+            EngineError::Turn(e) => {
+                // The detail (violations quoting the invalid reply, the provider's own text)
+                // is in the record and the log, not in the answer.
+                tracing::warn!(error = %e, "the turn produced no final message");
+                Self::Upstream(turn_message(&e))
+            }
             EngineError::Provider(e) => Self::Internal(format!("provider setup failed: {e}")),
             EngineError::Safety(e) => Self::Internal(format!("safety policy setup failed: {e}")),
         }
@@ -175,9 +251,7 @@ impl From<EngineError> for ApiError {
 impl From<bridle_engine::store::StoreError> for ApiError {
     fn from(error: bridle_engine::store::StoreError) -> Self {
         if error.is_unavailable() {
-            Self::Unavailable(format!(
-                "the store is unavailable, try again shortly: {error}"
-            ))
+            Self::Unavailable(format!("the store is unavailable: {error}"))
         } else {
             Self::Internal(format!("storage failed: {error}"))
         }

@@ -1,10 +1,12 @@
-//! Extractors that answer with [`ApiError`] bodies: the authenticated [`Caller`] and
-//! [`ApiJson`], a JSON body whose rejections (malformed, wrong type, too large) keep the error
-//! shape of the rest of the API.
+//! Extractors that answer with [`ApiError`] bodies: the authenticated [`Caller`],
+//! [`ApiJson`], a JSON body, and [`ApiQuery`], query parameters, whose rejections (malformed,
+//! wrong type, too large) keep the error shape of the rest of the API; and the two body guards
+//! every request passes: [`refuse_declared_oversize`] and [`read_body_within`].
 
 use crate::AppState;
 use crate::auth::Caller;
 use crate::error::ApiError;
+use axum::body::Body;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
@@ -75,4 +77,56 @@ pub async fn refuse_declared_oversize(
         }
         _ => next.run(request).await,
     }
+}
+
+/// Query parameters, rejected (`?limit=abc`) with the API's error body instead of axum's plain
+/// text.
+#[derive(Debug)]
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::extract::Query::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Query(value)) => Ok(Self(value)),
+            Err(rejection) => Err(ApiError::BadRequest(format!(
+                "invalid query parameters: {}",
+                rejection.body_text()
+            ))),
+        }
+    }
+}
+
+/// Reads the whole request body within `[server] body_timeout_ms` from the end of the headers,
+/// at most `max_body_bytes` of it, before any handler runs: a body that arrives too slowly is
+/// answered 408, however steadily it trickles (a per-piece deadline let one byte every few
+/// seconds hold a request open for ever), and one past the limit 413. Every body the API
+/// takes is a JSON document the handler reads whole anyway, so holding it here costs no more
+/// memory than the handler would.
+pub async fn read_body_within(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use http_body_util::BodyExt as _;
+    let (parts, body) = request.into_parts();
+    let limit = state.settings.max_body_bytes;
+    let deadline = std::time::Duration::from_millis(state.settings.body_timeout_ms);
+    let read = http_body_util::Limited::new(body, limit).collect();
+    let error = match tokio::time::timeout(deadline, read).await {
+        Ok(Ok(collected)) => {
+            let request = Request::from_parts(parts, Body::from(collected.to_bytes()));
+            return next.run(request).await;
+        }
+        Err(_) => ApiError::RequestTimeout(format!(
+            "the request body did not arrive within {} ms",
+            state.settings.body_timeout_ms
+        )),
+        Ok(Err(error)) if error.is::<http_body_util::LengthLimitError>() => {
+            ApiError::PayloadTooLarge(format!("the request body is over {limit} bytes"))
+        }
+        Ok(Err(_)) => ApiError::BadRequest("the request body could not be read".into()),
+    };
+    axum::response::IntoResponse::into_response(error)
 }

@@ -13,6 +13,7 @@ pub mod metrics;
 mod routes;
 pub mod serve;
 pub mod settings;
+pub mod turns;
 pub mod web;
 
 pub use auth::{Caller, Keys, Role};
@@ -37,6 +38,8 @@ pub struct AppState {
     pub limiter: Arc<dyn limits::Limiter>,
     /// The HTTP series of `/metrics`.
     pub metrics: Arc<metrics::HttpMetrics>,
+    /// The conversations with a turn running (one at a time each).
+    pub turns: Arc<turns::Turns>,
 }
 
 impl AppState {
@@ -53,6 +56,7 @@ impl AppState {
             settings,
             limiter,
             metrics: Arc::default(),
+            turns: Arc::default(),
         }
     }
 

@@ -1,12 +1,18 @@
 //! [`serve`]: the accept loop that serves the app over HTTP/1.1, with the guards `axum::serve`
 //! leaves out for a server on the open network:
 //!
+//! - HTTP/1.1 only, through hyper's HTTP/1 connection itself: HTTP/2 (and TLS) is for the
+//!   proxy in front. The version-sniffing "auto" builder served HTTP/2 prior-knowledge
+//!   connections even when told HTTP/1 only (its `serve_connection_with_upgrades` ignores
+//!   that), and an HTTP/2 connection escaped every guard below: idle ones were never closed,
+//!   so `max_connections` of them locked everyone out. An HTTP/2 preface now gets HTTP/1's
+//!   answer to a version it does not speak, and the connection is closed. Upgrades
+//!   (`Upgrade: h2c`, WebSocket) are not served: no route uses them;
 //! - a deadline for a new connection's request headers ([`Guards::header_timeout`]): a client
 //!   that sends nothing, or its headers a byte at a time ("slowloris"), is cut off instead of
 //!   holding a connection for ever. hyper's own deadline needs a timer, which `axum::serve`
 //!   does not give it, and starts only with the first byte, so the first byte has a deadline
-//!   of its own here; its HTTP-version sniffing would wait for that byte without any, so this
-//!   server speaks HTTP/1.1 only (HTTP/2 is for the TLS terminator in front of it). hyper's
+//!   of its own here. hyper's
 //!   deadline also runs while a kept-alive connection waits for its next request, so an idle
 //!   connection is closed after the same time and frees its [`Guards::max_connections`] slot
 //!   (a request in progress, and a response still streaming, are never cut by it);
@@ -19,8 +25,8 @@
 //! A body sent too slowly is the router's concern (`RequestBodyTimeoutLayer` in `routes.rs`).
 
 use axum::Router;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto::Builder;
+use hyper::server::conn::http1::Builder;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
@@ -50,9 +56,8 @@ pub async fn serve(
     guards: Guards,
     shutdown: impl Future<Output = ()>,
 ) {
-    let mut builder = Builder::new(TokioExecutor::new()).http1_only();
+    let mut builder = Builder::new();
     builder
-        .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(guards.header_timeout);
     let graceful = GracefulShutdown::new();
@@ -99,9 +104,7 @@ pub async fn serve(
                     return;
                 }
             }
-            let connection = builder
-                .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                .into_owned();
+            let connection = builder.serve_connection(TokioIo::new(stream), service);
             if let Err(error) = watcher.watch(connection).await {
                 tracing::debug!(%error, "connection ended with an error");
             }

@@ -3,13 +3,16 @@
 //! followed by the engine's series (turns, attempts, repairs, violations, upstream calls,
 //! tokens, safety actions; see `bridle_engine::metrics`).
 //!
-//! Routes are labelled by their template (`/v1/conversations/{id}/messages`), never by the
-//! concrete path, so the number of series stays bounded whatever clients send.
+//! Every label comes from a fixed, small set, so the number of series stays bounded whatever
+//! clients send: routes are labelled by their template (`/v1/conversations/{id}/messages`),
+//! never by the concrete path (`unmatched` for none), methods by their standard name or
+//! `other` (a method is any token a client writes: 4 KB junk methods once grew `/metrics` to
+//! hundreds of megabytes), statuses are numbers HTTP defines.
 
 use crate::AppState;
 use crate::limits::LimitKind;
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -26,14 +29,14 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    method: String,
+    method: &'static str,
     route: String,
     status: u16,
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    method: String,
+    method: &'static str,
     route: String,
 }
 
@@ -120,13 +123,29 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// The label of `method`: its name when it is one of HTTP's standard methods, else `other`.
+pub fn method_label(method: &Method) -> &'static str {
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::DELETE => "DELETE",
+        Method::PATCH => "PATCH",
+        Method::OPTIONS => "OPTIONS",
+        Method::CONNECT => "CONNECT",
+        Method::TRACE => "TRACE",
+        _ => "other",
+    }
+}
+
 /// Middleware: counts and times every routed request.
 pub async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_owned(), |p| p.as_str().to_owned());
-    let method = request.method().as_str().to_owned();
+    let method = method_label(request.method());
     let metrics = &state.metrics;
     // Decremented on drop too: a client that goes away cancels this future.
     let in_flight = InFlight::enter(&metrics.in_flight);
@@ -136,7 +155,7 @@ pub async fn track(State(state): State<AppState>, request: Request, next: Next) 
     metrics
         .duration
         .get_or_create(&RouteLabels {
-            method: method.clone(),
+            method,
             route: route.clone(),
         })
         .observe(started.elapsed().as_secs_f64());

@@ -7,18 +7,18 @@ use crate::web;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post};
-use std::time::Duration;
-use tower_http::timeout::RequestBodyTimeoutLayer;
 
 /// The router over `state`.
 ///
 /// | method | path | who | what |
 /// |---|---|---|---|
-/// | GET | `/healthz` | anyone | liveness and store check |
+/// | GET | `/healthz` | anyone | liveness: up, and the store answers reads |
+/// | GET | `/readyz` | anyone | readiness: the store also takes a write now (503 on a full disk) |
 /// | GET | `/metrics` | anyone | Prometheus series (HTTP, turns, attempts, repairs, violations, upstream, limits) |
 /// | GET | `/v1/contracts` | user, admin | the contracts a conversation can be started under (name, version, kind, description) |
-/// | POST | `/v1/conversations` | user, admin | start a conversation under a contract |
-/// | GET | `/v1/conversations` | user, admin | the caller's own conversations |
+/// | POST | `/v1/conversations` | user, admin | start a conversation under a contract (counted against requests per minute) |
+/// | GET | `/v1/conversations` | user, admin | the caller's own conversations (a short summary of each context) |
+/// | GET | `/v1/conversations/{id}` | owner, admin | one conversation with its whole context |
 /// | POST | `/v1/conversations/{id}/messages` | owner | send a message; the turn's final structured message |
 /// | GET | `/v1/conversations/{id}/messages` | owner | the conversation as its user sees it (validated only) |
 /// | POST | `/v1/chat/completions` | user, admin | OpenAI-compatible; a contract is enforced when named or given as `response_format` |
@@ -34,15 +34,16 @@ use tower_http::timeout::RequestBodyTimeoutLayer;
 /// | GET | `/assets/{*path}` | anyone | a file under `web/` (embedded; CSP, nosniff, ETag) |
 pub fn app(state: AppState) -> Router {
     let body_limit = state.settings.max_body_bytes;
-    let body_timeout = Duration::from_millis(state.settings.body_timeout_ms);
     Router::new()
         .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
         .route("/metrics", get(metrics::metrics))
         .route("/v1/contracts", get(contracts::list))
         .route(
             "/v1/conversations",
             get(conversations::list).post(conversations::create),
         )
+        .route("/v1/conversations/{id}", get(conversations::read))
         .route(
             "/v1/conversations/{id}/messages",
             get(conversations::history).post(conversations::send),
@@ -63,11 +64,14 @@ pub fn app(state: AppState) -> Router {
             metrics::track,
         ))
         .layer(DefaultBodyLimit::max(body_limit))
+        // The whole body within `body_timeout_ms` (408), at most `max_body_bytes` (413).
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::extract::read_body_within,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             crate::extract::refuse_declared_oversize,
         ))
-        // A body that stops arriving mid-way ends the request (400) instead of holding it.
-        .layer(RequestBodyTimeoutLayer::new(body_timeout))
         .with_state(state)
 }

@@ -5,6 +5,9 @@ use serde::Deserialize;
 
 /// Longest user message accepted, in characters, unless configured.
 pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 10_000;
+/// Largest context (prompt included) a conversation is started with, in bytes, unless
+/// configured.
+pub const DEFAULT_MAX_CONTEXT_BYTES: usize = 64 * 1024;
 /// Largest request body accepted, in bytes, unless configured.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 
@@ -18,6 +21,9 @@ pub struct ServerSettings {
     pub max_message_chars: usize,
     /// Largest request body, in bytes (413 beyond).
     pub max_body_bytes: usize,
+    /// Largest context a conversation is started with, its prompt included, in bytes of JSON
+    /// (422 beyond).
+    pub max_context_bytes: usize,
     /// Per-user rate limits (`[server.limits]`: requests_per_minute, concurrent_conversations,
     /// redis_url to share them across instances).
     pub limits: crate::limits::LimitsConfig,
@@ -28,7 +34,8 @@ pub struct ServerSettings {
     pub partial_interval_ms: u64,
     /// Longest time, in milliseconds, a client may take to send a request's headers.
     pub header_timeout_ms: u64,
-    /// Longest pause, in milliseconds, between two pieces of a request body.
+    /// Longest time, in milliseconds, a client may take to send a whole request body (408
+    /// beyond), counted from the end of its headers.
     pub body_timeout_ms: u64,
     /// Most connections open at once (more wait in the listen backlog).
     pub max_connections: usize,
@@ -46,6 +53,7 @@ impl Default for ServerSettings {
             bind: "127.0.0.1:8080".into(),
             max_message_chars: DEFAULT_MAX_MESSAGE_CHARS,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_context_bytes: DEFAULT_MAX_CONTEXT_BYTES,
             limits: crate::limits::LimitsConfig::default(),
             sse_keep_alive_ms: 15_000,
             partial_interval_ms: 100,
@@ -66,8 +74,14 @@ impl ServerSettings {
         } else {
             serde_json::from_value(value.clone()).map_err(|e| format!("[server]: {e}"))?
         };
-        if settings.max_message_chars == 0 || settings.max_body_bytes < 1024 {
-            return Err("[server]: max_message_chars must be > 0 and max_body_bytes ≥ 1024".into());
+        if settings.max_message_chars == 0
+            || settings.max_body_bytes < 1024
+            || settings.max_context_bytes == 0
+        {
+            return Err(
+                "[server]: max_message_chars and max_context_bytes must be > 0 and max_body_bytes ≥ 1024"
+                    .into(),
+            );
         }
         if settings.header_timeout_ms == 0
             || settings.body_timeout_ms == 0

@@ -7,6 +7,7 @@ mod after_reply;
 mod check;
 mod crash;
 mod eval;
+mod hostile;
 mod keys;
 mod mock_llm;
 mod openai_sdk;
@@ -19,8 +20,17 @@ mod upstream_faults;
 use assert_cmd::Command;
 use std::path::PathBuf;
 
+/// The binary under test: `BRIDLE_TEST_BIN` when set (e.g. `target/release/bridle`, to run the
+/// end-to-end tests against a release build), else the one cargo built for these tests.
+pub fn bridle_path() -> PathBuf {
+    match std::env::var_os("BRIDLE_TEST_BIN") {
+        Some(path) => PathBuf::from(path),
+        None => assert_cmd::cargo::cargo_bin("bridle"),
+    }
+}
+
 pub fn bridle() -> Command {
-    let mut cmd = Command::cargo_bin("bridle").expect("binary built");
+    let mut cmd = Command::new(bridle_path());
     cmd.env_remove("BRIDLE_CONTRACTS_DIR");
     cmd
 }
@@ -154,7 +164,7 @@ pub fn serve_in(dir: &std::path::Path, envs: &[(&str, &str)]) -> (Running, Strin
 /// returns it with that URL; its standard error is kept from then on ([`Running::log`]).
 pub fn spawn_listening(args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> (Running, String) {
     use std::io::{BufRead, BufReader};
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("bridle"))
+    let mut child = std::process::Command::new(bridle_path())
         .args(args)
         .env_remove("OPENAI_BASE_URL")
         .envs(envs.iter().copied())

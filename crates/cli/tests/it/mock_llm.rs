@@ -173,7 +173,7 @@ fn bad_mock_settings_exit_2() {
         vec!["--stream-interval-ms", "600001"],
         vec!["--stream-chunk-bytes", "many"],
     ] {
-        let status = Command::new(assert_cmd::cargo::cargo_bin("bridle"))
+        let status = Command::new(crate::bridle_path())
             .args(["mock-llm", "--port", "0"])
             .args(&args)
             .stderr(Stdio::null())

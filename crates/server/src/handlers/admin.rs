@@ -5,8 +5,9 @@
 use crate::AppState;
 use crate::auth::Caller;
 use crate::error::ApiError;
+use crate::extract::ApiQuery;
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use bridle_engine::store::{ConversationFilter, ConversationStatus, PageRequest, StatsQuery, View};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -38,7 +39,7 @@ fn default_limit() -> u64 {
 pub async fn conversations(
     State(state): State<AppState>,
     caller: Caller,
-    Query(q): Query<ListQuery>,
+    ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<Value>, ApiError> {
     caller.require_admin()?;
     let filter = ConversationFilter {
@@ -133,7 +134,7 @@ pub struct StatsParams {
 pub async fn stats(
     State(state): State<AppState>,
     caller: Caller,
-    Query(p): Query<StatsParams>,
+    ApiQuery(p): ApiQuery<StatsParams>,
 ) -> Result<Json<Value>, ApiError> {
     caller.require_admin()?;
     let query = StatsQuery {

@@ -1,12 +1,16 @@
-//! The native conversation API: start, list own, send a message, read the user view.
+//! The native conversation API: start, list own, read one, send a message, read the user view.
+//!
+//! The list view never carries a conversation's context (an application's prompt can be tens of
+//! KiB, and a page of them megabytes): each item has a short `summary` of it instead; the
+//! single-conversation read returns the whole context.
 
 use super::sse;
 use crate::AppState;
 use crate::auth::{Caller, Role};
 use crate::error::ApiError;
-use crate::extract::ApiJson;
+use crate::extract::{ApiJson, ApiQuery};
 use axum::Json;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bridle_engine::store::{
@@ -47,6 +51,49 @@ fn conversation_json(c: &Conversation) -> Value {
     json!({"id": c.id, "contract": c.contract, "context": c.context, "status": c.status, "created_at": c.created_at, "updated_at": c.updated_at})
 }
 
+/// Longest text of one context value in a summary, in characters.
+const SUMMARY_VALUE_CHARS: usize = 40;
+/// Longest summary, in characters.
+const SUMMARY_CHARS: usize = 160;
+
+/// A short line describing `context` for a list: its scalar facts (`page: forms · mode:
+/// discovery`), the prompt left out, each value and the whole line cut to a few dozen
+/// characters.
+fn summary(context: &Value) -> String {
+    let facts = context
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, value)| {
+            let text = match value {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => b.to_string(),
+                _ => return None,
+            };
+            (key != "prompt").then(|| {
+                format!(
+                    "{}: {}",
+                    cut(key, SUMMARY_VALUE_CHARS),
+                    cut(&text, SUMMARY_VALUE_CHARS)
+                )
+            })
+        });
+    cut(&facts.collect::<Vec<_>>().join(" · "), SUMMARY_CHARS)
+}
+
+/// `text` cut to `chars` characters, with `…` when it was longer.
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+fn listed_json(c: &Conversation) -> Value {
+    json!({"id": c.id, "contract": c.contract, "summary": summary(&c.context), "status": c.status, "created_at": c.created_at, "updated_at": c.updated_at})
+}
+
 /// The conversation, if the caller may read it: its user, or an admin. Other users get 404,
 /// so ids of other users' conversations are not confirmed.
 async fn readable(state: &AppState, caller: &Caller, id: &str) -> Result<Conversation, ApiError> {
@@ -75,13 +122,22 @@ pub async fn create(
     caller: Caller,
     ApiJson(body): ApiJson<CreateBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
+    state.admit(&caller.user_id).await?;
     let mut context = body.context;
     if let Some(prompt) = body.prompt {
         context.insert("prompt".into(), Value::String(prompt));
     }
+    let context = Value::Object(context);
+    let bytes = serde_json::to_vec(&context).map_or(usize::MAX, |v| v.len());
+    if bytes > state.settings.max_context_bytes {
+        return Err(ApiError::Unprocessable(format!(
+            "the context and prompt take {bytes} bytes as JSON; the limit is {}",
+            state.settings.max_context_bytes
+        )));
+    }
     let conversation = state
         .engine
-        .start_conversation(&caller.user_id, &body.contract, Value::Object(context))
+        .start_conversation(&caller.user_id, &body.contract, context)
         .await?;
     Ok((StatusCode::CREATED, Json(conversation_json(&conversation))))
 }
@@ -89,7 +145,7 @@ pub async fn create(
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
-    Query(page): Query<PageQuery>,
+    ApiQuery(page): ApiQuery<PageQuery>,
 ) -> Result<Json<Value>, ApiError> {
     let filter = ConversationFilter {
         user_id: Some(caller.user_id.clone()),
@@ -109,11 +165,21 @@ pub async fn list(
     let items: Vec<Value> = page
         .items
         .iter()
-        .map(|s| conversation_json(&s.conversation))
+        .map(|s| listed_json(&s.conversation))
         .collect();
     Ok(Json(
         json!({"items": items, "total": page.total, "offset": page.offset, "limit": page.limit}),
     ))
+}
+
+/// `GET /v1/conversations/{id}`: one conversation, its whole context included.
+pub async fn read(
+    State(state): State<AppState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let conversation = readable(&state, &caller, &id).await?;
+    Ok(Json(conversation_json(&conversation)))
 }
 
 pub async fn send(
@@ -141,6 +207,11 @@ pub async fn send(
         )));
     }
     state.admit(&caller.user_id).await?;
+    let running = state.turns.start(&conversation.id).ok_or_else(|| {
+        ApiError::TurnInProgress(
+            "a reply to this conversation is still being made; send again once it has come".into(),
+        )
+    })?;
     let lease = state.hold(&caller.user_id, &conversation.id).await?;
     if sse::wants_events(&headers) {
         return Ok(sse::turn_events(
@@ -150,6 +221,7 @@ pub async fn send(
                 content: body.content,
                 model: body.model,
                 lease,
+                running,
             },
         ));
     }
@@ -157,6 +229,7 @@ pub async fn send(
         .engine
         .send(&conversation.id, &body.content, body.model.as_deref())
         .await?;
+    drop((lease, running));
     Ok(Json(json!({
         "conversation_id": conversation.id,
         "turn_id": outcome.turn_id,

@@ -86,6 +86,21 @@ fn messages(body: &CompletionBody) -> Result<Vec<ChatMessage>, ApiError> {
         .collect()
 }
 
+/// Whether `name` is a schema name OpenAI accepts: 1-64 ASCII letters, digits, `_` and `-`.
+fn valid_schema_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// The name an inline schema's contract is recorded under: `inline:NAME`. A loaded contract's
+/// name never holds a `:`, so an inline schema can never pass for one in the record, the
+/// metrics (all `inline`), the statistics or the admin filters.
+fn inline_name(name: &str) -> String {
+    format!("inline:{name}")
+}
+
 /// The contract a request asks for, if any.
 fn contract_for(
     state: &AppState,
@@ -115,16 +130,22 @@ fn contract_for(
             let schema = spec.get("schema").cloned().ok_or_else(|| {
                 ApiError::BadRequest("response_format.json_schema.schema is missing".into())
             })?;
-            let name = spec
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("response_format");
-            let contract = Contract::from_schema(name, schema)
+            let name = match spec.get("name") {
+                None => "response_format",
+                Some(Value::String(name)) if valid_schema_name(name) => name,
+                Some(_) => {
+                    return Err(ApiError::BadRequest(
+                        "response_format.json_schema.name must be 1-64 letters, digits, '_' or '-'"
+                            .into(),
+                    ));
+                }
+            };
+            let contract = Contract::from_schema(&inline_name(name), schema)
                 .map_err(|e| ApiError::BadRequest(format!("response_format schema: {e}")))?;
             Ok(Some(Arc::new(contract)))
         }
         Some("json_object") => Ok(Some(Arc::new(
-            Contract::from_schema("json_object", json!({"type": "object"}))
+            Contract::from_schema(&inline_name("json_object"), json!({"type": "object"}))
                 .map_err(|e| ApiError::Internal(e.to_string()))?,
         ))),
         Some("text") | None => Ok(None),
@@ -141,6 +162,12 @@ pub async fn completions(
     ApiJson(body): ApiJson<CompletionBody>,
 ) -> Result<Response, ApiError> {
     state.admit(&caller.user_id).await?;
+    // Every call is a conversation of its own (a new one is recorded for an enforced call),
+    // so it holds one of the user's concurrent-conversation slots while it runs — until its
+    // relayed stream ends, for a streamed pass-through.
+    let lease = state
+        .hold(&caller.user_id, &format!("openai-{}", uuid::Uuid::now_v7()))
+        .await?;
     let chat = messages(&body)?;
     let longest = chat
         .iter()
@@ -158,7 +185,7 @@ pub async fn completions(
         .as_deref()
         .filter(|m| state.engine.model(Some(m)).is_ok());
     let Some(contract) = contract_for(&state, &headers, &body)? else {
-        return passthrough(&state, model_name, &body, chat).await;
+        return passthrough(&state, model_name, &body, chat, lease).await;
     };
     let (conversation, outcome) = state
         .engine
@@ -244,14 +271,16 @@ fn chunks(body: &CompletionBody, id: String, model: String) -> openai_stream::Ch
 }
 
 fn upstream_error(e: &bridle_engine::providers::ProviderError) -> ApiError {
+    tracing::warn!(error = %e, "a passed-through call failed");
+    let message = crate::error::provider_message(e);
     match e {
         bridle_engine::providers::ProviderError::Status { status, .. } if *status == 429 => {
             ApiError::RateLimited {
-                message: e.to_string(),
+                message,
                 retry_after: e.retry_after().unwrap_or(std::time::Duration::from_secs(1)),
             }
         }
-        _ => ApiError::Upstream(e.to_string()),
+        _ => ApiError::Upstream(message),
     }
 }
 
@@ -260,6 +289,7 @@ async fn passthrough(
     model_name: Option<&str>,
     body: &CompletionBody,
     chat: Vec<ChatMessage>,
+    lease: Option<crate::limits::Lease>,
 ) -> Result<Response, ApiError> {
     let model = state.engine.model(model_name)?;
     let request = ChatRequest {
@@ -281,7 +311,7 @@ async fn passthrough(
             .map_err(|e| upstream_error(&e))?;
         let name = body.model.clone().unwrap_or(request.model);
         let id = format!("chatcmpl-{}", uuid::Uuid::now_v7());
-        let mut response = openai_stream::relay(chunks(body, id, name), events);
+        let mut response = openai_stream::relay(chunks(body, id, name), events, lease);
         response.headers_mut().insert(
             HeaderName::from_static("x-bridle-contract"),
             HeaderValue::from_static("none"),

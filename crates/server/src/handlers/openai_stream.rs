@@ -102,24 +102,27 @@ pub fn validated(chunks: &Chunks, content: &str, usage: Usage) -> Response {
 }
 
 /// The model's own stream, relayed delta by delta.
-pub fn relay(chunks: Chunks, events: EventStream) -> Response {
+pub fn relay(chunks: Chunks, events: EventStream, lease: Option<crate::limits::Lease>) -> Response {
     let first = futures::stream::once({
         let role = chunks.role();
         async move { role }
     });
-    let rest = futures::stream::unfold(Some((chunks, events)), |state| async move {
-        let (chunks, mut events) = state?;
+    // The lease travels with the stream: the slot is held until the last frame.
+    let rest = futures::stream::unfold(Some((chunks, events, lease)), |state| async move {
+        let (chunks, mut events, lease) = state?;
         match events.next().await {
             Some(Ok(StreamEvent::Delta(text))) => {
                 let frame = chunks.content(&text);
-                Some((frame, Some((chunks, events))))
+                Some((frame, Some((chunks, events, lease))))
             }
             Some(Ok(StreamEvent::Done(completion))) => {
                 let finish = completion.finish_reason.as_deref().unwrap_or("stop");
                 Some((chunks.end(finish, completion.usage), None))
             }
             Some(Err(error)) => {
-                let body = json!({"error": {"message": error.to_string(), "type": "upstream_error", "code": "upstream_failed"}});
+                tracing::warn!(%error, "the model's stream failed");
+                let message = crate::error::provider_message(&error);
+                let body = json!({"error": {"message": message, "type": "upstream_error", "code": "upstream_failed"}});
                 Some((format!("data: {body}\n\n"), None))
             }
             None => {

@@ -5,7 +5,8 @@
 //! The turn runs in a task so that it ends cleanly whatever the connection does: when the client
 //! goes away the response stream — and with it the event receiver — is dropped, the turn sees
 //! that, cancels the upstream request and stores the attempt under way as cancelled. The
-//! concurrent-conversation lease is held until the turn ends.
+//! concurrent-conversation lease and the conversation's running turn are held until the turn
+//! ends.
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -42,6 +43,8 @@ pub struct StreamedTurn {
     pub model: Option<String>,
     /// The concurrent-conversation slot, held until the turn ends.
     pub lease: Option<Lease>,
+    /// The conversation's one running turn, held until the turn ends.
+    pub running: crate::turns::Running,
 }
 
 /// Runs the turn in a task and answers with its events as SSE.
@@ -55,18 +58,20 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
             content,
             model,
             lease,
+            running,
         } = turn;
         let result = engine
             .send_streaming(&conversation_id, &content, model.as_deref(), &sink)
             .await;
         drop(lease);
+        drop(running);
         match result {
             Ok(_) | Err(EngineError::Turn(TurnError::Cancelled { .. })) => {}
             Err(error) => {
                 let error = ApiError::from(error);
                 sink.send(TurnEvent::Error {
                     code: error.code().to_owned(),
-                    message: error.to_string(),
+                    message: error.public_message(),
                 })
                 .await;
             }

@@ -66,31 +66,16 @@ impl Harness {
         key: Option<&str>,
         body: Option<Value>,
     ) -> (StatusCode, Value) {
-        let mut request = Request::builder().method(method).uri(path);
-        if let Some(key) = key {
-            request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
-        }
-        let request = match body {
-            Some(body) => request
-                .header(header::CONTENT_TYPE, "application/json")
-                .body(Body::from(body.to_string()))
-                .unwrap(),
-            None => request.body(Body::empty()).unwrap(),
-        };
-        self.raw(request).await
+        call_app(&self.state, method, path, key, body).await
     }
 
     pub async fn raw(&self, request: Request<Body>) -> (StatusCode, Value) {
-        let response = app(self.state.clone()).oneshot(request).await.unwrap();
-        let status = response.status();
-        let bytes = response.into_body().collect().await.unwrap().to_bytes();
-        let value = if bytes.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_slice(&bytes)
-                .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
-        };
-        (status, value)
+        raw_app(&self.state, request).await
+    }
+
+    /// The SQLite database file of the harness's store.
+    pub fn database_path(&self) -> std::path::PathBuf {
+        self._dir.path().join("bridle.db")
     }
 
     /// A conversation of the key's user.
@@ -99,6 +84,41 @@ impl Harness {
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body["id"].as_str().unwrap().to_owned()
     }
+}
+
+/// Sends one request to `app(state)`; the status and the body (JSON, else as a string).
+pub async fn call_app(
+    state: &AppState,
+    method: &str,
+    path: &str,
+    key: Option<&str>,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut request = Request::builder().method(method).uri(path);
+    if let Some(key) = key {
+        request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
+    }
+    let request = match body {
+        Some(body) => request
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap(),
+        None => request.body(Body::empty()).unwrap(),
+    };
+    raw_app(state, request).await
+}
+
+async fn raw_app(state: &AppState, request: Request<Body>) -> (StatusCode, Value) {
+    let response = app(state.clone()).oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let value = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()))
+    };
+    (status, value)
 }
 
 fn assert_error_shape(body: &Value) {
@@ -269,7 +289,8 @@ async fn a_blocked_conversation_refuses_messages() {
 
 #[tokio::test]
 async fn the_request_limit_answers_429_with_retry_after() {
-    let h = Harness::with_limits("", 3).await;
+    // Starting the conversation is one of the four requests of the minute.
+    let h = Harness::with_limits("", 4).await;
     let id = h.conversation(ADA).await;
     let path = format!("/v1/conversations/{id}/messages");
     for _ in 0..3 {

@@ -63,6 +63,7 @@ fn rows() -> Vec<Row> {
     };
     vec![
         row("GET", "/healthz", None, PUBLIC),
+        row("GET", "/readyz", None, PUBLIC),
         row("GET", "/metrics", None, PUBLIC),
         row(
             "POST",
@@ -71,6 +72,12 @@ fn rows() -> Vec<Row> {
             [401, 401, 201, 201, 201],
         ),
         row("GET", "/v1/conversations", None, USERS),
+        row(
+            "GET",
+            "/v1/conversations/{id}",
+            None,
+            [401, 401, 200, 404, 200],
+        ),
         row("GET", "/v1/contracts", None, USERS),
         // Only the owner speaks in a conversation; admins read it but may not write to it.
         row(

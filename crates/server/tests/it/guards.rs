@@ -12,15 +12,19 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 
 /// A server on a loopback port with short deadlines; dropping `stop` shuts it down.
-struct Running {
-    address: std::net::SocketAddr,
+pub(crate) struct Running {
+    pub(crate) address: std::net::SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     task: tokio::task::JoinHandle<()>,
     _harness: Harness,
 }
 
-async fn start(max_connections: usize) -> Running {
-    let mut harness = Harness::new().await;
+pub(crate) async fn start(max_connections: usize) -> Running {
+    start_with(Harness::new().await, max_connections).await
+}
+
+/// Serves `harness`'s app on a loopback port, with the short deadlines of [`start`].
+pub(crate) async fn start_with(mut harness: Harness, max_connections: usize) -> Running {
     harness.state.settings = Arc::new(ServerSettings {
         body_timeout_ms: 300,
         ..(*harness.state.settings).clone()
@@ -140,8 +144,10 @@ async fn an_idle_kept_alive_connection_is_closed_after_the_header_timeout_and_fr
     // …and once it waits past it, the server closes it, and the slot serves another client.
     let (rest, after) = until_closed(&mut kept).await;
     assert_eq!(rest, "", "nothing more was sent");
+    // The deadline runs from the end of the last answer, a moment before this client has
+    // read it: allow that moment.
     assert!(
-        after >= Duration::from_millis(300),
+        after >= Duration::from_millis(200),
         "closed after {after:?}"
     );
     assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
@@ -157,10 +163,50 @@ async fn a_body_that_stops_arriving_ends_the_request() {
     );
     slow.write_all(head.as_bytes()).await.unwrap();
     let (answer, after) = until_closed(&mut slow).await;
-    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
-    assert!(answer.contains("\"error\""), "an API error body: {answer}");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains("\"request_timeout\""),
+        "an API error body: {answer}"
+    );
     assert!(after < Duration::from_secs(3), "answered after {after:?}");
     assert_eq!(healthz(server.address).await, reqwest::StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_body_trickling_in_forever_ends_the_request() {
+    // A byte every 100 ms: never a pause as long as the body deadline (300 ms), but the whole
+    // body never arrives within it.
+    let server = start(64).await;
+    let mut slow = TcpStream::connect(server.address).await.unwrap();
+    let head = format!(
+        "POST /v1/conversations HTTP/1.1\r\nHost: bridle\r\nAuthorization: Bearer {ADA}\r\n\
+         Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+    );
+    slow.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let mut answer = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    // Trickle until the server answers (or 5 s pass: the deadline did not hold).
+    while started.elapsed() < Duration::from_secs(5) {
+        if slow.write_all(b" ").await.is_err() {
+            break;
+        }
+        match tokio::time::timeout(Duration::from_millis(100), slow.read(&mut chunk)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(n)) => answer.extend_from_slice(&chunk[..n]),
+            Err(_) => {}
+        }
+        if !answer.is_empty() {
+            break;
+        }
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.starts_with("HTTP/1.1 408"),
+        "still open after {:?}: {answer}",
+        started.elapsed()
+    );
+    assert!(answer.contains("\"request_timeout\""), "{answer}");
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ mod admin;
 mod api;
 mod authz;
 mod guards;
+mod hardening;
 mod limits;
 mod metrics;
 mod streaming;

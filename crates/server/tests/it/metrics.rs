@@ -15,7 +15,8 @@ fn sample(text: &str, series: &str) -> Option<f64> {
 async fn metrics_count_requests_attempts_repairs_violations_and_rejections() {
     let h = Harness::with_limits(
         "[providers.mock]\nkind = \"mock\"\nfault_rate = 1.0\nfaults = [{ kind = \"wrong_enum\" }, { kind = \"fence\" }]\nseed = 3",
-        2,
+        // Three conversations started and two messages sent; the third message is one too many.
+        5,
     )
     .await;
     // A conversation per turn: a generated reply may carry an emergency and block its
