@@ -1,7 +1,8 @@
 // The Markdown renderer (web/shared/markdown.js) in headless Chromium, imported by the chat page
-// from the real `bridle serve`: every construct renders as expected (literal expectations), and
-// random strings render as the regex renderer does (kept as markdown-regex.js, the reference
-// for a rewrite).
+// from the real `bridle serve`: every construct renders as it did before the linear scanner
+// replaced the regular expressions (literal expectations, and on random strings the replaced
+// renderer, kept as markdown-regex.js); lines of 20,000 and 200,000 hostile characters render
+// right with work growing linearly (the module's step counter — never a clock).
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -38,7 +39,8 @@ function random(seed) {
   };
 }
 
-// Written with the regex renderer and checked against it; ORIGIN stands for the server's address (relative links resolve against the page).
+// Written with the regex renderer and checked against it before the scanner replaced it;
+// ORIGIN stands for the server's address (relative links resolve against the page).
 const INLINE_CASES = [
   ["plain words, nothing else", "plain words, nothing else"],
   ["`code` and `more code`", "<code>code</code> and <code>more code</code>"],
@@ -158,6 +160,79 @@ test('random strings render exactly as the replaced regex renderer rendered them
       return out;
     }, sources);
     assert.deepEqual(differ.slice(0, 5), [], `${differ.length} of ${sources.length} strings render differently`);
+    assert.deepEqual(page.problems, []);
+  });
+});
+
+// Lines made of one piece repeated (n a multiple of 80), and what they render as: unmatched
+// openers that made the regex renderer rescan to the end of the line from each of them.
+const HOSTILE_INLINE = [
+  ['*', (n) => '<strong>*</strong>'.repeat(n / 5)],
+  ['_', (n) => `${'<strong>'.repeat(9)}${'_'.repeat(n - 36)}${'</strong>'.repeat(9)}`],
+  ['`', (n) => '`'.repeat(n)],
+  ['[', (n) => '['.repeat(n)],
+  ['**a ', (n) => '**a '.repeat(n / 4)],
+  ['[a](', (n) => '[a]('.repeat(n / 4)],
+  ['~~', (n) => '<del>~</del>'.repeat(n / 5)],
+  ['*_`[~~**a [a](_ ', (n) => `<em>_\`[~~</em>${'<em>a [a](_ *_`[~~</em>'.repeat(n / 16 - 1)}*a [a](_ `],
+];
+
+// Lines of n characters for each line kind, and what they render as (the heading's pattern
+// backtracked cubically on the spaces; the fence's and list items' quadratically).
+const HOSTILE_BLOCKS = [
+  [(n) => `# a${' '.repeat(n)}b`, (n) => `<h3>a${' '.repeat(n)}b</h3>`],
+  [(n) => `# a${' #'.repeat(n / 2)}b`, (n) => `<h3>a${' #'.repeat(n / 2)}b</h3>`],
+  [(n) => '#'.repeat(n), () => '<h6></h6>'],
+  [(n) => `\`\`\`${' '.repeat(n)}x y`, (n) => `<p>\`\`\`${' '.repeat(n)}x y</p>`],
+  [(n) => `-${' '.repeat(n)}x\u2028`, (n) => `<p>-${' '.repeat(n)}x</p>`],
+  [(n) => `1.${' '.repeat(n)}x\u2028`, (n) => `<p>1.${' '.repeat(n)}x</p>`],
+  [(n) => `-${' -'.repeat(n / 2)}x`, (n) => `<ul><li>${' -'.repeat(n / 2 - 1).slice(1)} -x</li></ul>`],
+  [(n) => `${'> '.repeat(n / 2)}x`, (n) => `${'<blockquote>'.repeat(9)}<p>${'&gt; '.repeat(n / 2 - 9)}x</p>${'</blockquote>'.repeat(9)}`],
+];
+
+// At most this many steps (characters looked at) per character of input: up to nine nesting
+// levels each read their text once or twice. (A quadratic pass would need thousands.)
+const STEPS_PER_CHAR = 12;
+
+test('hostile lines of 20,000 and 200,000 characters render right, with work linear in their length', async () => {
+  await withBridle({}, async ({ bridle, browser }) => {
+    const page = await open(browser, bridle, { oracle: true });
+    const render = (fn, source, renderer = 'md') =>
+      page.evaluate(([f, s, r]) => {
+        window.md.work.steps = 0;
+        const out = f === 'inline' ? html(window[r].inline(s)) : html([window[r].markdown(s)]);
+        return { out, steps: window.md.work.steps };
+      }, [fn, source, renderer]);
+    const cases = [
+      ...HOSTILE_INLINE.map(([piece, want]) => ['inline', (n) => piece.repeat(n / piece.length), want]),
+      ...HOSTILE_BLOCKS.map(([make, want]) => ['markdown', make, want]),
+    ];
+    for (const [fn, make, want] of cases) {
+      // The expectation is the regex renderer's on a short line of the same kind.
+      const short = await render(fn, make(80), 'regexMd');
+      assert.equal(short.out, want(80), `the regex renderer on ${JSON.stringify(make(80))}`);
+      for (const n of [20000, 200000]) {
+        const source = make(n);
+        const { out, steps } = await render(fn, source);
+        const label = `${fn}(${JSON.stringify(source.slice(0, 24))}… ${source.length} characters)`;
+        assert.ok(out === want(n), `${label} renders as expected: ${out.slice(0, 200)}…`);
+        assert.ok(steps <= STEPS_PER_CHAR * source.length, `${label}: ${steps} steps, more than ${STEPS_PER_CHAR} per character`);
+      }
+    }
+    assert.deepEqual(page.problems, []);
+  });
+});
+
+test('past the old 20,000-character limit a line keeps its Markdown', async () => {
+  await withBridle({}, async ({ bridle, browser }) => {
+    const page = await open(browser, bridle);
+    const piece = '**b** *i* `c` ~~d~~ [l](https://example.com/) ';
+    const counts = await page.evaluate((line) => {
+      const div = document.createElement('div');
+      div.append(md.markdown(line));
+      return ['strong', 'em', 'code', 'del', 'a'].map((tag) => div.querySelectorAll(tag).length);
+    }, piece.repeat(5000));
+    assert.deepEqual(counts, [5000, 5000, 5000, 5000, 5000]);
     assert.deepEqual(page.problems, []);
   });
 });
