@@ -2,13 +2,15 @@
 // from the real `bridle serve`: every construct renders as it did before the linear scanner
 // replaced the regular expressions (literal expectations, and on random strings the replaced
 // renderer, kept as markdown-regex.js); lines of 20,000 and 200,000 hostile characters render
-// right with work growing linearly (the module's step counter — never a clock).
+// right with work growing linearly (the module's step counter — never a clock); the streaming
+// renderer matches a full render at every step and keeps the blocks already finished, also in
+// the chat page while a reply streams.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, newPage, withBridle } from './harness.mjs';
+import { ROOT, USER_KEY, newPage, signIn, withBridle } from './harness.mjs';
 
 // Opens the chat page with the renderer loaded as window.md, html(nodes) to serialise its
 // output, and (with oracle) the replaced regex renderer as window.regexMd.
@@ -233,6 +235,106 @@ test('past the old 20,000-character limit a line keeps its Markdown', async () =
       return ['strong', 'em', 'code', 'del', 'a'].map((tag) => div.querySelectorAll(tag).length);
     }, piece.repeat(5000));
     assert.deepEqual(counts, [5000, 5000, 5000, 5000, 5000]);
+    assert.deepEqual(page.problems, []);
+  });
+});
+
+const STREAM_PIECES = [
+  '*', '**', '_', '`', '```', '~~~', '[a](https://e.com)', ' ', '\n', '\n', '\n\n', '\r', '\r\n', 'word', '# ',
+  '- ', '  - ', '1. ', '> ', '    ', '---', 'text ', '\n  ',
+];
+
+test('streaming: at every step the live render equals a full render, and finished blocks are kept', async () => {
+  const next = random(16);
+  const streams = [];
+  for (let i = 0; i < 400; i += 1) {
+    let s = '';
+    const length = Math.floor(next() * 400);
+    while (s.length < length) s += STREAM_PIECES[Math.floor(next() * STREAM_PIECES.length)];
+    const cuts = [];
+    for (let at = 0; at < s.length; ) {
+      at = Math.min(s.length, at + 1 + Math.floor(next() * 12));
+      cuts.push(at);
+    }
+    streams.push({ s, cuts });
+  }
+  await withBridle({}, async ({ bridle, browser }) => {
+    const page = await open(browser, bridle);
+    const differ = await page.evaluate((all) => {
+      const out = [];
+      for (const { s, cuts } of all) {
+        const div = document.createElement('div');
+        const live = md.liveMarkdown(div);
+        for (const at of cuts) {
+          live.update(s.slice(0, at));
+          const want = html([md.markdown(s.slice(0, at))]);
+          if (div.innerHTML !== want) {
+            out.push({ source: s.slice(0, at), live: div.innerHTML, want });
+            break;
+          }
+        }
+      }
+      return out;
+    }, streams);
+    assert.deepEqual(differ.slice(0, 3), [], `${differ.length} of ${streams.length} streams differ from a full render`);
+
+    // 500 paragraphs streamed 40 characters at a time: each update redoes only the open end, so
+    // the whole stream costs a few full renders of the final text (rendering all of it at each
+    // update, as before, cost hundreds).
+    const cost = await page.evaluate(() => {
+      let text = '';
+      for (let i = 0; i < 500; i += 1) text += `Paragraph ${i} with **bold**, \`code\` and a [link](https://example.com/${i}).\n\n`;
+      const div = document.createElement('div');
+      const live = md.liveMarkdown(div);
+      md.work.steps = 0;
+      live.update(text.slice(0, 300));
+      const first = div.querySelector('p');
+      for (let at = 340; at < text.length; at += 40) live.update(text.slice(0, at));
+      live.update(text);
+      const streamed = md.work.steps;
+      md.work.steps = 0;
+      md.markdown(text);
+      return { streamed, full: md.work.steps, kept: div.querySelector('p') === first, paragraphs: div.querySelectorAll('p').length };
+    });
+    assert.equal(cost.paragraphs, 500);
+    assert.ok(cost.kept, 'the first paragraph, finished early, is the same element at the end');
+    assert.ok(cost.streamed <= 10 * cost.full, `the stream cost ${cost.streamed} steps, ${(cost.streamed / cost.full).toFixed(1)} full renders`);
+    assert.deepEqual(page.problems, []);
+  });
+});
+
+test("the chat page keeps a streamed reply's finished paragraphs while the rest streams in", async () => {
+  const pieces = ['First paragraph, finished early.\n\n', 'Second ', 'paragraph.\n\n', 'Third ', 'paragraph.\n\n', 'Fourth ', 'paragraph.\n\n', 'Fifth ', 'and last.'];
+  const script = { turns: [{ attempts: [{ pieces }] }] };
+  await withBridle({ script, mockArgs: ['--stream-interval-ms', '150'] }, async ({ bridle, browser }) => {
+    const page = await newPage(browser);
+    await page.goto(`${bridle.url}/`);
+    await signIn(page, USER_KEY);
+    await page.locator('#nc-contract').fill('table-chat');
+    await page.locator('#nc-page').selectOption('table_view');
+    await page.locator('#new-conversation button[type="submit"]').click();
+    await page.locator('#chat-title', { hasText: 'table-chat' }).waitFor();
+    // The element showing the first paragraph when the third, then the fourth, appeared.
+    await page.evaluate(() => {
+      window.__firstAt = {};
+      new MutationObserver(() => {
+        const text = document.querySelector('.msg.assistant[data-state="streaming"] .message-text');
+        if (!text) return;
+        for (const mark of ['Third', 'Fourth']) {
+          if (!(mark in window.__firstAt) && text.textContent.includes(mark)) window.__firstAt[mark] = text.querySelector('p');
+        }
+      }).observe(document.getElementById('messages'), { subtree: true, childList: true, characterData: true });
+    });
+    await page.locator('#composer-input').fill('Tell me in paragraphs');
+    await page.locator('#composer-input').press('Enter');
+    await page.locator('.msg.assistant[data-state="complete"]').waitFor({ timeout: 20000 });
+    const seen = await page.evaluate(() => ({
+      both: 'Third' in window.__firstAt && 'Fourth' in window.__firstAt,
+      same: window.__firstAt.Third === window.__firstAt.Fourth,
+      text: window.__firstAt.Third?.textContent,
+    }));
+    assert.deepEqual(seen, { both: true, same: true, text: 'First paragraph, finished early.' });
+    assert.match(await page.locator('.msg.assistant .body').innerText(), /First paragraph[\s\S]*Fifth and last\.$/);
     assert.deepEqual(page.problems, []);
   });
 });

@@ -11,6 +11,10 @@
 //                      mailto, opened with rel="noopener noreferrer" — and backslash escapes.
 //                      Nesting deeper than 8 levels is shown as plain text.
 //   inline(source)     the inline nodes of one line of text, as an array.
+//   liveMarkdown(container)  for a reply that grows while it streams: update(source) gives
+//                      container the children markdown(source) would, keeping the nodes of the
+//                      blocks that text appended later can no longer change and rendering only
+//                      the rest (the last, open block or two) again.
 //   work               {steps}: a count of the characters the passes looked at; the browser
 //                      tests check it grows linearly with the input (they never time it).
 //
@@ -609,4 +613,34 @@ function linesOf(source) {
 
 export function markdown(source) {
   return blocks(linesOf(source), 0);
+}
+
+// A block is final once the line after its end and the one after that are complete (the last
+// line may still grow): no block's extent depends on a line further on — a paragraph or quote
+// ends at the line after it, a list looks one line past a blank one, a fence ends at its closing
+// line. The lines before `kept` are rendered for good; the nodes in `open` are redone.
+export function liveMarkdown(container) {
+  let source = null;
+  let kept = 0;
+  let open = [];
+  return {
+    update(next) {
+      const src = String(next ?? '');
+      if (source === null || !src.startsWith(source)) {
+        while (container.firstChild) container.removeChild(container.firstChild);
+        kept = 0;
+        open = [];
+      }
+      for (const node of open) node.remove();
+      open = [];
+      source = src;
+      const lines = linesOf(src);
+      const final = lines.length - 3;
+      eachBlock(lines, kept, 0, (node, end) => {
+        container.appendChild(node);
+        if (open.length === 0 && end <= final) kept = end;
+        else open.push(node);
+      });
+    },
+  };
 }
