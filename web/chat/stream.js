@@ -2,7 +2,8 @@
 // of docs/streaming.md into an assistant bubble as it arrives.
 //
 //   attempt_started   a fresh attempt (a note from the second on)
-//   text_delta        text so far, rendered as Markdown        (markers, text)
+//   text_delta        text so far, rendered as Markdown        (markers, text); the blocks
+//                     already finished are kept, only the open end is redone (liveMarkdown)
 //   partial           the value so far: text blocks, progress (json, xml)
 //   suggestions       suggestion chips, not yet clickable      (markers)
 //   payload           the proposal table, not yet applicable   (markers)
@@ -19,7 +20,7 @@
 //       resolves {value, decision} after message_complete; rejects with the ApiError of a
 //       refused request (blocked 423, rate limit 429, …) before any event
 
-import { el, clear, markdown } from '../shared/dom.js';
+import { el, clear, liveMarkdown } from '../shared/dom.js';
 import { chips } from './blocks.js';
 import { renderCards } from './cards.js';
 import { renderProposal } from './markers.js';
@@ -49,12 +50,22 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
   let final = null;
   let failure = null;
   let timer = null;
+  // The streamed text's element and its renderer, kept from one render to the next.
+  let live = null;
 
   function renderLive() {
     timer = null;
     clear(bubble.body);
-    if (partial !== null) bubble.body.appendChild(renderValue(partial, { partial: true, interactive: false }));
-    else if (text) bubble.body.appendChild(el('div', { class: 'message-text' }, markdown(text)));
+    if (partial !== null) {
+      bubble.body.appendChild(renderValue(partial, { partial: true, interactive: false }));
+    } else if (text) {
+      if (live === null) {
+        const node = el('div', { class: 'message-text' });
+        live = { node, markdown: liveMarkdown(node) };
+      }
+      live.markdown.update(text);
+      bubble.body.appendChild(live.node);
+    }
     if (extras.payload) bubble.body.appendChild(renderProposal(extras.payload, { interactive: false }));
     if (extras.suggestions) {
       const items = extras.suggestions.suggested_values ?? extras.suggestions.suggested_actions;
@@ -70,6 +81,7 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
     if (timer !== null) clearTimeout(timer);
     timer = null;
     text = '';
+    live = null;
     partial = null;
     extras = { suggestions: null, payload: null, cards: [] };
     clear(bubble.body);

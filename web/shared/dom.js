@@ -10,11 +10,13 @@
 //   safeUrl(url, schemes?)        url if its scheme is allowed (default http, https, mailto;
 //                                 relative URLs resolve against the page), else null
 //   markdown(source)              a DocumentFragment for a safe Markdown subset (markdown.js)
+//   liveMarkdown(container)       the same for text that grows while it streams: update(text)
+//                                 redoes only the blocks it can still change (markdown.js)
 //   formatTime(ms)                a short local date-time for a Unix-ms timestamp
 //
 // Nothing here ever assigns innerHTML: model and user text only reaches the page as text nodes.
 
-export { markdown } from './markdown.js';
+export { liveMarkdown, markdown } from './markdown.js';
 
 const URL_ATTRIBUTES = new Set(['href', 'src', 'action', 'formaction', 'poster', 'xlink:href']);
 
