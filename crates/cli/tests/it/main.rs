@@ -11,6 +11,8 @@ mod keys;
 mod mock_llm;
 mod openai_sdk;
 mod other;
+#[cfg(unix)]
+mod private_files;
 mod serve;
 mod shutdown;
 mod store_faults;
