@@ -111,12 +111,13 @@ fn list(file: &Path) -> Result<()> {
             entry.user_id.escape_debug()
         ));
     }
-    print!("{table}");
+    crate::out::print(table)?;
     eprintln!("{} key(s) in {}", entries.len(), file.display());
     Ok(())
 }
 
-/// `keys add`: a new key for `user`, printed once.
+/// `keys add`: a new key for `user`, printed once. Should the key not reach standard output
+/// (a closed pipe), it is taken out of the file again: nobody could use it.
 fn add(file: &Path, user: &str, admin: bool) -> Result<()> {
     let role = if admin { Role::Admin } else { Role::User };
     auth::check_user_id(role, user)?;
@@ -127,7 +128,11 @@ fn add(file: &Path, user: &str, admin: bool) -> Result<()> {
     let id = entry.id().to_owned();
     entries.push(entry);
     auth::write_file(file, &entries)?;
-    println!("{key}");
+    if let Err(error) = crate::out::print_required(format_args!("{key}\n")) {
+        entries.pop();
+        auth::write_file(file, &entries)?;
+        bail!("the new key could not be printed ({error}); it was not added");
+    }
     eprintln!(
         "added key {id} for {user} to {} (shown only now; a running server takes it within seconds)",
         file.display()

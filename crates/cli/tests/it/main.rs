@@ -5,6 +5,7 @@
 
 mod after_reply;
 mod check;
+mod closed_stdout;
 mod crash;
 mod eval;
 mod keys;
