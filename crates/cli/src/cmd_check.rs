@@ -31,9 +31,9 @@ pub fn run(dirs: &[PathBuf], args: CheckArgs) -> Result<Outcome> {
         Reply::TooLarge(size) => contract.too_large(size),
     };
     if args.json {
-        println!("{}", report_json(&contract, &checked)?);
+        crate::out::print(format_args!("{}\n", report_json(&contract, &checked)?))?;
     } else {
-        print!("{}", report_text(&contract, &checked));
+        crate::out::print(report_text(&contract, &checked))?;
     }
     Ok(if checked.is_valid() {
         Outcome::Met

@@ -30,7 +30,7 @@ pub fn run(dirs: &[PathBuf], args: ContractsArgs) -> Result<Outcome> {
                 })
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        crate::out::print(format_args!("{}\n", serde_json::to_string_pretty(&list)?))?;
         return Ok(Outcome::Met);
     }
     let width = contracts
@@ -39,19 +39,20 @@ pub fn run(dirs: &[PathBuf], args: ContractsArgs) -> Result<Outcome> {
         .max()
         .unwrap_or(4)
         .max(4);
-    println!(
-        "{:width$}  {:8}  {:5}  {:22}  DESCRIPTION",
+    let mut table = format!(
+        "{:width$}  {:8}  {:5}  {:22}  DESCRIPTION\n",
         "NAME", "VERSION", "KIND", "ORIGIN"
     );
     for c in contracts.iter() {
-        println!(
-            "{:width$}  {:8}  {:5}  {:22}  {}",
+        table.push_str(&format!(
+            "{:width$}  {:8}  {:5}  {:22}  {}\n",
             c.name(),
             c.version().to_string(),
             c.kind().as_str(),
             c.origin(),
             c.description()
-        );
+        ));
     }
+    crate::out::print(table)?;
     Ok(Outcome::Met)
 }

@@ -124,9 +124,9 @@ pub fn run(dirs: &[PathBuf], args: EvalArgs) -> Result<Outcome> {
     }
     progress.finish_and_clear();
     if args.json {
-        println!("{}", summary_json(&contract, &summary));
+        crate::out::print(format_args!("{}\n", summary_json(&contract, &summary)))?;
     } else {
-        print!("{}", summary_text(&contract, &summary));
+        crate::out::print(summary_text(&contract, &summary))?;
     }
     Ok(if summary.invalid == 0 {
         Outcome::Met

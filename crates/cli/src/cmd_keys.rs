@@ -2,6 +2,10 @@
 //! A running `bridle serve` notices the changed file and puts it in force without a restart,
 //! so rotating a key is `keys add` for the same user, handing out the new key, then
 //! `keys revoke` of the old one.
+//!
+//! A user id is 1 to 64 characters of `A-Z a-z 0-9 . _ @ -`; no user key may be for `admin`
+//! (see `bridle_server::auth`). `add` and `revoke` change the file under its lock, so that
+//! concurrent changes do not undo each other.
 
 use crate::Outcome;
 use anyhow::{Context as _, Result, bail};
@@ -9,7 +13,7 @@ use bridle_engine::Config;
 use bridle_server::ServerSettings;
 use bridle_server::auth::{self, Role, StoredKey};
 use clap::{Args, Subcommand};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct KeysArgs {
@@ -29,7 +33,8 @@ enum KeysAction {
     List,
     /// Make a new key, store its hash and print the key (shown only this once).
     Add {
-        /// The user the key acts for (`admin` for admin keys).
+        /// The user the key acts for: 1-64 characters of A-Z a-z 0-9 . _ @ - (`admin` only for
+        /// admin keys).
         #[arg(long)]
         user: String,
         /// Make an admin key.
@@ -53,37 +58,12 @@ pub fn run(args: KeysArgs) -> Result<Outcome> {
     let file = settings
         .key_file
         .unwrap_or_else(|| config.data_dir.join("api-keys.json"));
-    let mut entries = auth::read_file(&file)?;
     match args.action {
-        KeysAction::List => {
-            println!("{:<12}  {:<5}  user", "id", "role");
-            for entry in &entries {
-                let role = match entry.role {
-                    Role::Admin => "admin",
-                    Role::User => "user",
-                };
-                println!("{:<12}  {role:<5}  {}", entry.id(), entry.user_id);
-            }
-            eprintln!("{} key(s) in {}", entries.len(), file.display());
-        }
-        KeysAction::Add { user, admin } => {
-            let user = user.trim();
-            if user.is_empty() {
-                bail!("--user must not be empty");
-            }
-            let key = auth::generate_key();
-            let role = if admin { Role::Admin } else { Role::User };
-            let entry = StoredKey::new(role, user, &key);
-            let id = entry.id().to_owned();
-            entries.push(entry);
-            auth::write_file(&file, &entries)?;
-            println!("{key}");
-            eprintln!(
-                "added key {id} for {user} to {} (shown only now; a running server takes it within seconds)",
-                file.display()
-            );
-        }
+        KeysAction::List => list(&file)?,
+        KeysAction::Add { user, admin } => add(&file, user.trim(), admin)?,
         KeysAction::Revoke { id, user } => {
+            let _lock = auth::lock_file(&file)?;
+            let mut entries = auth::read_file(&file)?;
             let before = entries.len();
             match (&id, &user) {
                 (Some(id), _) => {
@@ -110,4 +90,52 @@ pub fn run(args: KeysArgs) -> Result<Outcome> {
         }
     }
     Ok(Outcome::Met)
+}
+
+/// `keys list`: a table, entries the server skips marked so.
+fn list(file: &Path) -> Result<()> {
+    let entries = auth::read_file(file)?;
+    let mut table = format!("{:<12}  {:<5}  user\n", "id", "role");
+    for entry in &entries {
+        let role = match entry.role {
+            Role::Admin => "admin",
+            Role::User => "user",
+        };
+        let skipped = match auth::check_user_id(entry.role, &entry.user_id) {
+            Ok(()) => String::new(),
+            Err(error) => format!("  (not accepted: {error})"),
+        };
+        table.push_str(&format!(
+            "{:<12}  {role:<5}  {}{skipped}\n",
+            entry.id(),
+            entry.user_id.escape_debug()
+        ));
+    }
+    crate::out::print(table)?;
+    eprintln!("{} key(s) in {}", entries.len(), file.display());
+    Ok(())
+}
+
+/// `keys add`: a new key for `user`, printed once. Should the key not reach standard output
+/// (a closed pipe), it is taken out of the file again: nobody could use it.
+fn add(file: &Path, user: &str, admin: bool) -> Result<()> {
+    let role = if admin { Role::Admin } else { Role::User };
+    auth::check_user_id(role, user)?;
+    let _lock = auth::lock_file(file)?;
+    let mut entries = auth::read_file(file)?;
+    let key = auth::generate_key();
+    let entry = StoredKey::new(role, user, &key);
+    let id = entry.id().to_owned();
+    entries.push(entry);
+    auth::write_file(file, &entries)?;
+    if let Err(error) = crate::out::print_required(format_args!("{key}\n")) {
+        entries.pop();
+        auth::write_file(file, &entries)?;
+        bail!("the new key could not be printed ({error}); it was not added");
+    }
+    eprintln!(
+        "added key {id} for {user} to {} (shown only now; a running server takes it within seconds)",
+        file.display()
+    );
+    Ok(())
 }

@@ -17,6 +17,6 @@ pub struct PromptArgs {
 pub fn run(dirs: &[PathBuf], args: PromptArgs) -> Result<Outcome> {
     let contract = setup::contract(dirs, &args.choice, None)?;
     let context = setup::context(&args.context)?;
-    print!("{}", contract.instructions(&context));
+    crate::out::print(contract.instructions(&context))?;
     Ok(Outcome::Met)
 }

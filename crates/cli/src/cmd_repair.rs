@@ -63,14 +63,12 @@ pub fn run(dirs: &[PathBuf], args: RepairArgs) -> Result<Outcome> {
     };
     let coerced = checked.repairs.iter().any(|r| r.path.is_some());
     if args.pretty || coerced {
-        println!(
-            "{}",
-            if args.pretty {
-                serde_json::to_string_pretty(value)?
-            } else {
-                serde_json::to_string(value)?
-            }
-        );
+        let json = if args.pretty {
+            serde_json::to_string_pretty(value)?
+        } else {
+            serde_json::to_string(value)?
+        };
+        crate::out::print(format_args!("{json}\n"))?;
         return Ok(Outcome::Met);
     }
     // `check_bytes` succeeded, so the bytes are UTF-8.
@@ -80,6 +78,6 @@ pub fn run(dirs: &[PathBuf], args: RepairArgs) -> Result<Outcome> {
     } else {
         repair(&raw, contract.schema().root_hint()).text
     };
-    println!("{text}");
+    crate::out::print(format_args!("{text}\n"))?;
     Ok(Outcome::Met)
 }

@@ -45,6 +45,6 @@ pub fn run(_dirs: &[PathBuf], args: XmlQueryArgs) -> Result<Outcome> {
         active_subjects: &args.subjects,
         recent_keywords: &args.keywords,
     };
-    print!("{}", build(&query)?);
+    crate::out::print(build(&query)?)?;
     Ok(Outcome::Met)
 }

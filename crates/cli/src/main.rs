@@ -2,7 +2,8 @@
 //! contract, print a contract's prompt instructions, list contracts.
 //!
 //! Exit codes: 0 the reply (or every reply) meets the contract, 1 it does not, 2 usage or I/O
-//! error (unknown contract, missing file, a schema that is not a schema).
+//! error (unknown contract, missing file, a schema that is not a schema). A reader that closes
+//! standard output early (`| head`) is no error: the exit code stays the command's (`out.rs`).
 
 mod cmd_check;
 mod cmd_contracts;
@@ -15,6 +16,7 @@ mod cmd_serve;
 mod cmd_xml_query;
 mod input;
 mod memory;
+mod out;
 mod setup;
 
 use clap::{Args, Parser, Subcommand};

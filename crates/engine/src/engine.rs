@@ -87,7 +87,7 @@ impl Engine {
     /// migrations) and builds a provider per model.
     pub async fn open(config: Config) -> Result<Self, EngineError> {
         if config.store_url.starts_with("sqlite:") {
-            std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+            crate::private_files::create_dir(&config.data_dir).map_err(|e| {
                 StoreError::Config(format!(
                     "cannot create the data dir {}: {e}",
                     config.data_dir.display()

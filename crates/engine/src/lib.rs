@@ -7,6 +7,7 @@ pub mod engine;
 pub mod events;
 pub mod metrics;
 pub mod policy;
+pub mod private_files;
 pub mod providers;
 pub mod replay;
 pub mod retention;

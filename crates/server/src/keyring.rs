@@ -3,7 +3,8 @@
 //!
 //! The server checks the key file's modification time and size every `[server] key_reload_ms`
 //! and reloads it on a change; `SIGHUP` reloads at once. A reload that fails (a malformed file)
-//! keeps the keys in force and logs the error. Keys from the environment (`BRIDLE_ADMIN_KEY`,
+//! keeps the keys in force and logs the error; an entry whose user id is refused (see
+//! [`crate::auth::check_user_id`]) is skipped with a logged warning, the rest put in force. Keys from the environment (`BRIDLE_ADMIN_KEY`,
 //! `BRIDLE_USER_KEYS`) stay as the process started with them: a process cannot see its
 //! environment change, so rotate through the key file (`bridle keys`).
 

@@ -101,3 +101,74 @@ async fn keys_are_added_and_revoked_while_the_server_runs() {
         .unwrap();
     assert!(!refused.status.success(), "revoking nothing is an error");
 }
+
+/// `bridle keys ARGS` in `dir`, whatever its outcome.
+fn keys_output(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    bridle()
+        .arg("keys")
+        .args(args)
+        .arg("--data-dir")
+        .arg(dir)
+        .env_remove("BRIDLE_CONFIG")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn user_ids_the_limiter_or_admins_own_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = "u".repeat(65);
+    for user in ["admin", "Admin", long.as_str(), "a b", "ada/../x", ""] {
+        let output = keys_output(dir.path(), &["add", "--user", user]);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{user:?}: {stderr}");
+        assert!(stderr.contains("refused"), "{user:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "no key printed for {user:?}");
+    }
+    assert!(
+        !dir.path().join("api-keys.json").exists(),
+        "nothing written"
+    );
+    // An admin key acts as admin; a plain user id of 64 characters is fine.
+    keys(dir.path(), &["add", "--admin", "--user", "admin"]);
+    keys(dir.path(), &["add", "--user", &"u".repeat(64)]);
+    let stored = bridle_server::auth::read_file(&dir.path().join("api-keys.json")).unwrap();
+    assert_eq!(stored.len(), 2);
+}
+
+#[test]
+fn concurrent_adds_all_end_up_in_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let adding: Vec<_> = (0..16)
+        .map(|i| {
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("bridle"))
+                .args(["keys", "add", "--user", &format!("user{i}"), "--data-dir"])
+                .arg(dir.path())
+                .env_remove("BRIDLE_CONFIG")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut printed = Vec::new();
+    for child in adding {
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        printed.push(String::from_utf8(output.stdout).unwrap().trim().to_owned());
+    }
+    let stored = bridle_server::auth::read_file(&dir.path().join("api-keys.json")).unwrap();
+    let mut users: Vec<_> = stored.iter().map(|e| e.user_id.clone()).collect();
+    users.sort();
+    let mut wanted: Vec<_> = (0..16).map(|i| format!("user{i}")).collect();
+    wanted.sort();
+    assert_eq!(users, wanted, "no add undid another");
+    for key in printed {
+        let hash = bridle_server::auth::hash(&key);
+        assert!(stored.iter().any(|e| e.sha256 == hash), "{key} stored");
+    }
+}

@@ -5,6 +5,7 @@
 
 mod after_reply;
 mod check;
+mod closed_stdout;
 mod crash;
 mod eval;
 mod hostile;
@@ -12,6 +13,8 @@ mod keys;
 mod mock_llm;
 mod openai_sdk;
 mod other;
+#[cfg(unix)]
+mod private_files;
 mod serve;
 mod shutdown;
 mod store_faults;

@@ -27,6 +27,7 @@ use sqlx::sqlite::{
     SqliteSynchronous,
 };
 use sqlx::{Row, Sqlite};
+use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -144,13 +145,15 @@ impl SqliteStore {
         }
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
             // Once, at start-up, before any connection exists: a blocking call is harmless here.
-            std::fs::create_dir_all(dir).map_err(|error| {
+            crate::private_files::create_dir(dir).map_err(|error| {
                 StoreError::Config(format!(
                     "cannot create directory {}: {error}",
                     dir.display()
                 ))
             })?;
+            crate::private_files::warn_if_shared(dir);
         }
+        private_database(&path)?;
         let lock = sqlite_commit::lock(&path, commit)?;
         // Migrations on a connection of their own, closed before the writer opens.
         let migrating = SqlitePoolOptions::new()
@@ -220,6 +223,24 @@ impl SqliteStore {
 /// The readiness probe's write (one row, written over each time).
 const PROBE_WRITE: &str = "INSERT INTO store_health (id, checked_at) VALUES (1, ?1) \
      ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at";
+
+/// Creates the database file `0600` before SQLite opens it, so that SQLite gives its `-wal`
+/// and `-shm` the same mode; tightens those of an existing database (see
+/// [`crate::private_files`]).
+fn private_database(path: &Path) -> Result<(), StoreError> {
+    crate::private_files::create_file(path).map_err(|error| {
+        StoreError::Config(format!(
+            "cannot create the database {}: {error}",
+            path.display()
+        ))
+    })?;
+    for suffix in ["-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        crate::private_files::tighten(Path::new(&name));
+    }
+    Ok(())
+}
 
 /// Whether a `sqlite:` URL names an in-memory database (`sqlite::memory:`, `?mode=memory`).
 fn names_memory_database(url: &str) -> bool {

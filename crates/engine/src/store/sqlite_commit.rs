@@ -15,7 +15,7 @@
 use super::sqlite_writer::Writer;
 use super::{Commit, StoreError};
 use prometheus_client::metrics::counter::Counter;
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -38,17 +38,12 @@ pub(super) fn lock_path(database: &Path) -> PathBuf {
 /// (and with the process).
 pub(super) fn lock(database: &Path, commit: Commit) -> Result<File, StoreError> {
     let path = lock_path(database);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|error| {
-            StoreError::Config(format!(
-                "cannot open the lock file {}: {error}",
-                path.display()
-            ))
-        })?;
+    let file = crate::private_files::open_file(&path).map_err(|error| {
+        StoreError::Config(format!(
+            "cannot open the lock file {}: {error}",
+            path.display()
+        ))
+    })?;
     let locked = match commit {
         Commit::BeforeReply => file.try_lock_shared(),
         Commit::AfterReply => file.try_lock(),
