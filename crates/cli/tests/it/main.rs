@@ -7,6 +7,7 @@ mod after_reply;
 mod check;
 mod crash;
 mod eval;
+mod hostile_mock;
 mod keys;
 mod mock_llm;
 mod openai_sdk;
