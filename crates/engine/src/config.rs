@@ -3,6 +3,11 @@
 //! `./bridle-data`, the built-in mock provider. `OPENAI_BASE_URL` (+ `OPENAI_API_KEY`,
 //! `OPENAI_MODEL`) adds an OpenAI-compatible upstream and makes it the default.
 //!
+//! The built-in mock (model and provider `mock`) is there only when the configuration uses it:
+//! zero config, `default_model = "mock"`, a `[models.mock]` entry, a model of provider `mock`,
+//! or a `kind = "mock"` provider. With a real default model and no such entry, `mock` is an
+//! unknown model like any other name.
+//!
 //! ```toml
 //! data_dir = "./bridle-data"
 //! store_url = "postgres://bridle@db/bridle"     # default: sqlite://<data_dir>/bridle.db
@@ -25,7 +30,7 @@
 //! api_key_env = "UPSTREAM_KEY"                  # or api_key = "…"
 //! timeout_secs = 60
 //!
-//! [providers.mock]                              # the built-in mock (always there as "mock")
+//! [providers.mock]                              # the built-in mock, also model "mock"
 //! kind = "mock"
 //! fault_rate = 0.2                              # share of attempts given a fault
 //! faults = [{ kind = "wrong_key" }, { kind = "http429", retry_after_secs = 1 }]
@@ -54,6 +59,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+mod builtin;
 
 /// A configuration that could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -457,23 +464,6 @@ impl Config {
             );
         }
 
-        // The mock is always there, so zero config works and tests can name it.
-        providers.entry("mock".into()).or_insert(ProviderConfig {
-            kind: ProviderKind::Mock,
-            base_url: String::new(),
-            api_key: None,
-            timeout: Duration::from_secs(60),
-            mock: MockSettings::default(),
-        });
-        models.entry("mock".into()).or_insert(ModelConfig {
-            provider: "mock".into(),
-            model: "bridle-mock".into(),
-            native_structured_output: false,
-            system_role: true,
-            temperature: None,
-            max_tokens: None,
-        });
-
         let mut default_model = raw.default_model;
         if let Some(base_url) = env.get("OPENAI_BASE_URL").filter(|s| !s.trim().is_empty()) {
             providers.entry("openai".into()).or_insert(ProviderConfig {
@@ -498,6 +488,8 @@ impl Config {
             default_model.get_or_insert_with(|| "openai".into());
         }
         let default_model = default_model.unwrap_or_else(|| "mock".into());
+
+        builtin::add_mock(&default_model, &mut providers, &mut models);
         if !models.contains_key(&default_model) {
             return Err(ConfigError::Invalid(format!(
                 "default_model {default_model:?} is not a configured model"

@@ -2,6 +2,7 @@
 //! that complete chats (OpenAI-compatible, Anthropic, the built-in mock) and the store that
 //! records every attempt (SQLite, PostgreSQL).
 
+mod bounded;
 pub mod config;
 pub mod engine;
 pub mod events;

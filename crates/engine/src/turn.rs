@@ -15,6 +15,10 @@
 //! whose reply so far proves a violation is stopped at once, stored as `aborted` (with the text
 //! and estimated tokens so far) and retried without delay; a client that goes away stops the
 //! turn, the attempt under way stored as `cancelled`.
+//!
+//! No attempt stores more than the contract's `max_bytes` of reply: a larger one is stored as
+//! its first `max_bytes` bytes, its size in its `too_large` violation ([`crate::bounded`]), and
+//! that prefix is also what the retry sends back as the bad reply.
 
 use crate::config::{ModelConfig, RetryPolicy};
 use crate::events::{EventSink, TurnEvent};
@@ -227,7 +231,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                         record.violations = checked.violations.clone();
                         record.tokens_out = Some(tokens);
                         record.interrupted = Some(Interruption::Aborted);
-                        opening.record(input.store, &record).await?;
+                        opening.record(input.store, &mut record).await?;
                         sink.send(failed_event(attempt, "aborted", &checked.violations))
                             .await;
                         last_failure = summary(&checked.violations);
@@ -247,11 +251,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                 let checked = cut_at_limit(
                     input.contract,
                     &completion,
-                    input.contract.check_reply(
-                        &completion.content,
-                        &completion.tool_calls,
-                        &context,
-                    ),
+                    check_whole(input.contract, &completion, &context),
                 );
                 fill_completion(&mut record, &mut completion, &checked);
                 input.metrics.attempt(
@@ -277,7 +277,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                         input.metrics.completed_output(label, u.output_tokens);
                     }
                 }
-                let message_id = opening.record(input.store, &record).await?;
+                let message_id = opening.record(input.store, &mut record).await?;
                 if let (Some(sink), Some(mut check)) = (input.events, check) {
                     stream_verdict(sink, &mut check, &checked, attempt).await;
                 }
@@ -314,7 +314,7 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
                 );
                 record.content = error.to_string();
                 record.error = Some(format!("{}: {error}", error.kind()));
-                opening.record(input.store, &record).await?;
+                opening.record(input.store, &mut record).await?;
                 if let Some(sink) = input.events {
                     sink.send(TurnEvent::AttemptFailed {
                         attempt,
@@ -355,8 +355,8 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
             reason: last_failure,
         });
     };
-    let record = fallback_record(&input, &turn_id, &value, &last_failure);
-    let message_id = opening.record(input.store, &record).await?;
+    let mut record = fallback_record(&input, &turn_id, &value, &last_failure);
+    let message_id = opening.record(input.store, &mut record).await?;
     Ok(TurnOutcome {
         turn_id,
         user_message_id: opening.id().await?,
@@ -368,6 +368,19 @@ async fn attempts(input: TurnInput<'_>, label: &str) -> Result<TurnOutcome, Turn
         usage,
         safety: None,
     })
+}
+
+/// The reply's check. Text and tool calls together are the reply, and are stored together
+/// ([`Completion::transcript`]): past the contract's `max_bytes` they are too large, as the
+/// text alone would be.
+fn check_whole(contract: &Contract, completion: &Completion, context: &Context) -> Checked {
+    if !completion.tool_calls.is_empty() {
+        let size = completion.transcript().len();
+        if size > contract.limits().max_bytes {
+            return contract.too_large(u64::try_from(size).unwrap_or(u64::MAX));
+        }
+    }
+    contract.check_reply(&completion.content, &completion.tool_calls, context)
 }
 
 /// The rule of the violation added to a reply the provider cut at the output token limit.
@@ -437,6 +450,8 @@ struct Opening {
     pending: Option<Pending<i64>>,
     /// The user message's id, once settled.
     id: i64,
+    /// The contract's `max_bytes`: no record stores more of a reply.
+    max_bytes: usize,
 }
 
 impl Opening {
@@ -446,11 +461,18 @@ impl Opening {
         Self {
             pending: Some(input.store.open_turn(conversation, user)),
             id: 0,
+            max_bytes: input.contract.limits().max_bytes,
         }
     }
 
-    /// Stores `record` after the opening (settling it the first time); the record's id.
-    async fn record(&mut self, store: &dyn Store, record: &NewMessage) -> Result<i64, StoreError> {
+    /// Stores `record`, cut to the contract's `max_bytes` ([`crate::bounded::bound`]), after
+    /// the opening (settling it the first time); the record's id.
+    async fn record(
+        &mut self,
+        store: &dyn Store,
+        record: &mut NewMessage,
+    ) -> Result<i64, StoreError> {
+        crate::bounded::bound(record, self.max_bytes);
         match self.pending.take() {
             Some(opening) => {
                 let (first, id) = store.record_after(opening, record).await?;
@@ -487,7 +509,7 @@ async fn cancelled(
         record.tokens_out = Some(estimated_tokens(&record.content));
     }
     record.interrupted = Some(Interruption::Cancelled);
-    opening.record(input.store, &record).await?;
+    opening.record(input.store, &mut record).await?;
     Err(TurnError::Cancelled { attempt })
 }
 

@@ -9,6 +9,13 @@
 //! `anyOf`/`oneOf`, and `if`/`then`/`else` (`then` is satisfied when `if` matches). Strings are
 //! chosen by property name (see [`crate::words`]); arrays get one to three items within their
 //! bounds. The same schema, hints and seed always give the same value.
+//!
+//! Work is bounded whatever the schema asks for: a value stops growing at [`MAX_REPLY_BYTES`]
+//! of JSON text (strings shorter than their `minLength`, arrays shorter than their `minItems`,
+//! fewer properties), and [`generate_valid`] stops trying once its tries together made
+//! [`MAX_TRIES_BYTES`] — or at once for a schema that accepts nothing (`false`, `"not": {}`).
+//! Such a value does not meet the schema: the mock answers it anyway, as it does any value it
+//! could not make valid.
 
 use crate::fixes::fix_rules;
 use crate::scalars;
@@ -39,6 +46,16 @@ const NULL_SCALAR_P: f64 = 0.2;
 const NULL_ENUM_P: f64 = 0.6;
 /// Tries [`generate_valid`] makes before it gives up and returns its last value.
 pub const MAX_TRIES: u32 = 50;
+/// Most bytes of JSON text one generated value takes (1 MiB): a schema asking for 1,000 strings
+/// of 65,536 characters gets a value of this size, not one of 65 MB.
+pub const MAX_REPLY_BYTES: usize = 1 << 20;
+/// Bytes [`generate_valid`] may make over all its tries: once its tries together made this
+/// much it gives up (a schema whose large values are never valid is tried twice or three
+/// times, not [`MAX_TRIES`] times).
+pub const MAX_TRIES_BYTES: usize = 2 * MAX_REPLY_BYTES;
+/// Values [`generate_valid`] may make over all its tries (as [`MAX_TRIES_BYTES`], counted in
+/// values: small values that are never valid).
+const MAX_TRIES_VALUES: u32 = 2 * MAX_VALUES;
 
 /// What the generator should know about the request it answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,8 +130,22 @@ impl Generated {
     }
 }
 
-/// One value for `schema`, drawn with `seed` (not validated).
+/// One value for `schema`, drawn with `seed` (not validated), of at most [`MAX_REPLY_BYTES`]
+/// of JSON text.
 pub fn generate(schema: &Value, hints: &Hints, seed: u64) -> Generated {
+    generate_within(schema, hints, seed, MAX_REPLY_BYTES).0
+}
+
+/// What making a value cost.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spent {
+    values: u32,
+    bytes: usize,
+}
+
+/// One value for `schema` of at most `bytes` bytes of JSON text (give or take a `null` per
+/// level of nesting), and what it cost.
+fn generate_within(schema: &Value, hints: &Hints, seed: u64, bytes: usize) -> (Generated, Spent) {
     let mut walk = Walk {
         schemas: Schemas::new(schema),
         hints,
@@ -125,34 +156,86 @@ pub fn generate(schema: &Value, hints: &Hints, seed: u64) -> Generated {
         array_name: None,
         sibling_type: None,
         budget: MAX_VALUES,
+        bytes,
         slug_scopes: vec![HashSet::new()],
     };
     let value = walk.value(&[schema], None, 0);
-    Generated {
+    let spent = Spent {
+        values: MAX_VALUES - walk.budget,
+        bytes: bytes - walk.bytes,
+    };
+    let generated = Generated {
         value,
         valid: true,
         tries: 1,
         spots: walk.spots,
-    }
+    };
+    (generated, spent)
 }
 
 /// A value that meets `contract`: generated from its schema, with targeted fixes for its
-/// declared rules, validated, and made again with the next seed until it passes (at most
-/// [`MAX_TRIES`] times; then the last value is returned with `valid: false`).
+/// declared rules, validated, and made again with the next seed until it passes — at most
+/// [`MAX_TRIES`] times, and no more once the tries together made [`MAX_TRIES_BYTES`] (or twice
+/// `MAX_VALUES` values), and once only when the schema accepts nothing. Then the last value is
+/// returned with `valid: false`.
 pub fn generate_valid(contract: &Contract, hints: &Hints, seed: u64) -> Generated {
     let schema = contract.schema().raw();
-    let mut last = None;
-    for attempt in 0..MAX_TRIES {
-        let mut generated = generate(schema, hints, seed.wrapping_add(u64::from(attempt)));
+    let hopeless = accepts_nothing(schema);
+    let mut total = Spent::default();
+    let mut attempt = 0;
+    loop {
+        let seed = seed.wrapping_add(u64::from(attempt));
+        let (mut generated, spent) = generate_within(schema, hints, seed, MAX_REPLY_BYTES);
+        total.values = total.values.saturating_add(spent.values);
+        total.bytes = total.bytes.saturating_add(spent.bytes);
         fix_rules(contract.rules(), &mut generated.value);
-        generated.tries = attempt + 1;
+        attempt += 1;
+        generated.tries = attempt;
         if contract.validate(&generated.value).is_empty() {
             return generated;
         }
         generated.valid = false;
-        last = Some(generated);
+        let spent_all = total.bytes >= MAX_TRIES_BYTES || total.values >= MAX_TRIES_VALUES;
+        if hopeless || spent_all || attempt >= MAX_TRIES {
+            return generated;
+        }
     }
-    last.unwrap_or_else(|| generate(schema, hints, seed))
+}
+
+/// True for a schema no value meets: `false`, or one whose `not` (or an `allOf` branch's)
+/// accepts everything (`"not": {}`, `"not": true`).
+fn accepts_nothing(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(accepts) => !accepts,
+        Value::Object(map) => {
+            let anything =
+                |s: &Value| *s == Value::Bool(true) || s.as_object().is_some_and(Map::is_empty);
+            map.get("not").is_some_and(anything)
+                || map
+                    .get("allOf")
+                    .and_then(Value::as_array)
+                    .is_some_and(|branches| branches.iter().any(accepts_nothing))
+        }
+        _ => false,
+    }
+}
+
+/// Bytes of `value` written as compact JSON.
+fn json_len<T: serde::Serialize + ?Sized>(value: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,13 +278,15 @@ struct Walk<'s, 'h> {
     sibling_type: Option<String>,
     /// Values that may still be made.
     budget: u32,
+    /// Bytes of JSON text the value may still grow by.
+    bytes: usize,
     /// Slugs used so far in each enclosing array (ids and values differ within an array).
     slug_scopes: Vec<HashSet<String>>,
 }
 
 impl<'s> Walk<'s, '_> {
     fn value(&mut self, schemas: &[&'s Value], name: Option<&str>, depth: usize) -> Value {
-        if depth > MAX_DEPTH || self.budget == 0 {
+        if depth > MAX_DEPTH || self.budget == 0 || self.bytes == 0 {
             return Value::Null;
         }
         self.budget -= 1;
@@ -211,21 +296,54 @@ impl<'s> Walk<'s, '_> {
         }
         if let Some(constant) = shape.constant {
             self.note_enum(vec![constant.clone()]);
-            return constant.clone();
+            return self.sized(constant.clone());
         }
         if let Some(choices) = shape.choices.as_ref().filter(|c| !c.is_empty()) {
             let chosen = self.choose_enum(choices);
             self.note_enum(choices.iter().map(|v| (*v).clone()).collect());
-            return chosen;
+            return self.sized(chosen);
         }
         match self.pick_type(&shape) {
-            Type::Null => Value::Null,
-            Type::Boolean => Value::Bool(self.boolean(name)),
-            Type::Integer => scalars::number(&shape, name, true, &mut self.rng),
-            Type::Number => scalars::number(&shape, name, false, &mut self.rng),
+            Type::Null => self.sized(Value::Null),
+            Type::Boolean => {
+                let yes = self.boolean(name);
+                self.sized(Value::Bool(yes))
+            }
+            Type::Integer => {
+                let number = scalars::number(&shape, name, true, &mut self.rng);
+                self.sized(number)
+            }
+            Type::Number => {
+                let number = scalars::number(&shape, name, false, &mut self.rng);
+                self.sized(number)
+            }
             Type::String => Value::String(self.string(&shape, name)),
             Type::Array => self.array(&shape, name, depth),
             Type::Object => self.object(&shape, depth),
+        }
+    }
+
+    /// Takes `bytes` from the budget; when fewer are left, the budget is spent (nothing more
+    /// is made) and false is returned.
+    fn spend(&mut self, bytes: usize) -> bool {
+        match self.bytes.checked_sub(bytes) {
+            Some(left) => {
+                self.bytes = left;
+                true
+            }
+            None => {
+                self.bytes = 0;
+                false
+            }
+        }
+    }
+
+    /// `value` when the budget has room for it, else `null` (and the budget is spent).
+    fn sized(&mut self, value: Value) -> Value {
+        if self.spend(json_len(&value)) {
+            value
+        } else {
+            Value::Null
         }
     }
 
@@ -305,7 +423,22 @@ impl<'s> Walk<'s, '_> {
             None if kind.is_slug() => self.unique_slug(),
             None => self.text_of_kind(kind, name.unwrap_or_default()),
         };
-        scalars::fit_length(text, shape.min_length, shape.max_length, &mut self.rng)
+        // The string takes at most what is left of the budget (its quotes included).
+        let room = self.bytes.saturating_sub(2);
+        let min = shape.min_length.map(|m| m.min(room as u64));
+        let mut text = scalars::fit_length(text, min, shape.max_length, &mut self.rng);
+        if text.len() > room {
+            let mut end = room;
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            text.truncate(end);
+        }
+        if !self.spend(json_len(text.as_str())) {
+            // Escapes made it larger than what was left.
+            text.clear();
+        }
+        text
     }
 
     fn text_of_kind(&mut self, kind: StringKind, name: &str) -> String {
@@ -370,11 +503,16 @@ impl<'s> Walk<'s, '_> {
             self.rng.random_range(1..=3u64)
         };
         let count = wanted.min(max).max(min).min(MAX_ITEMS);
+        // `[]`, then a comma per item: an array stops short once the budget is spent.
+        self.spend(2);
         let mut items: Vec<Value> = Vec::new();
         self.slug_scopes.push(HashSet::new());
         self.array_depth += 1;
         let outer_name = std::mem::replace(&mut self.array_name, name.map(str::to_owned));
         for index in 0..count {
+            if !self.spend(1) {
+                break;
+            }
             let mut schemas: Vec<&'s Value> = match prefix.get(index as usize) {
                 Some(schema) => vec![schema],
                 None if shape.items.is_empty() => vec![&ANY],
@@ -469,7 +607,13 @@ impl<'s> Walk<'s, '_> {
         }
         let mut map = Map::new();
         let outer_type = self.sibling_type.take();
+        // `{}`, then the key, colon and comma of each member: an object stops short once the
+        // budget is spent.
+        self.spend(2);
         for key in chosen {
+            if !self.spend(json_len(key) + 2) {
+                break;
+            }
             let value = self.member(shape, key, &[], depth);
             if matches!(key, "type" | "kind" | "media_type") {
                 self.sibling_type = value.as_str().map(str::to_owned);
@@ -543,6 +687,9 @@ impl<'s> Walk<'s, '_> {
             }
         }
         for key in keys {
+            if !self.spend(json_len(key) + 2) {
+                break;
+            }
             let refinements = extra.property(key).unwrap_or_default().to_vec();
             let remade = self.member(shape, key, &refinements, depth);
             if let Value::Object(map) = value {

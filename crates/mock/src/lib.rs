@@ -49,7 +49,9 @@ pub use config::{
     ConfigError, DEFAULT_STREAM_PIECE_CHARS, MAX_DELAY_MS, MAX_RETRY_AFTER_SECS, MockConfig,
 };
 pub use faults::{Broken, Fault, UnknownFault};
-pub use generate::{Generated, Hints, MAX_TRIES, generate, generate_valid};
+pub use generate::{
+    Generated, Hints, MAX_REPLY_BYTES, MAX_TRIES, MAX_TRIES_BYTES, generate, generate_valid,
+};
 pub use log::{Answer, LoggedRequest, StreamEnd};
 pub use model::MockModel;
 pub use request::{

@@ -129,10 +129,13 @@ pub(crate) fn fit_length(
         .max(min);
     let mut len = text.chars().count();
     while len < min {
-        let more = if text.is_empty() { "" } else { " " };
-        text.push_str(more);
-        text.push_str(words::sentence(rng));
-        len = text.chars().count();
+        if !text.is_empty() {
+            text.push(' ');
+            len += 1;
+        }
+        let sentence = words::sentence(rng);
+        text.push_str(sentence);
+        len += sentence.chars().count();
     }
     if len > max {
         let cut: String = text.chars().take(max).collect();

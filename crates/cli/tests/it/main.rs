@@ -9,6 +9,7 @@ mod closed_stdout;
 mod crash;
 mod eval;
 mod hostile;
+mod hostile_mock;
 mod keys;
 mod mock_llm;
 mod openai_sdk;

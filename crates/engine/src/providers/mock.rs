@@ -2,7 +2,8 @@
 //! same model as `bridle mock-llm` (`bridle_mock::MockModel`: schema-driven replies, scripted or
 //! random faults that feedback naming the right path fixes), without HTTP. Offered function
 //! tools reach the model as [`MockTool`]s, and its calls come back as
-//! [`Completion::tool_calls`].
+//! [`Completion::tool_calls`]. Replies are made on the blocking pool, never on an async worker,
+//! and are at most `bridle_mock::MAX_REPLY_BYTES` of JSON whatever schema the request brings.
 
 use super::events::async_stream_events;
 use super::{
@@ -97,7 +98,16 @@ impl Mock {
         request: &ChatRequest,
         stream: bool,
     ) -> Result<(Completion, Option<Vec<String>>, Option<ProviderError>), ProviderError> {
-        let reply = self.model.respond(&Self::request(request, stream));
+        // Generating and checking a value is CPU work (up to `bridle_mock::MAX_TRIES_BYTES`
+        // of it): keep it off the async workers.
+        let model = Arc::clone(&self.model);
+        let mock_request = Self::request(request, stream);
+        let reply = tokio::task::spawn_blocking(move || model.respond(&mock_request))
+            .await
+            .map_err(|e| {
+                tracing::error!(error = %e, "mock model task failed");
+                ProviderError::Connection("the mock model failed to answer".into())
+            })?;
         let delay = reply.info().delay;
         if !delay.is_zero() {
             tokio::time::sleep(delay).await;

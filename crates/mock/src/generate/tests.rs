@@ -262,3 +262,56 @@ fn spots_record_required_objects_and_enums() {
         );
     }
 }
+
+#[test]
+fn hostile_schemas_get_a_value_within_the_byte_budget() {
+    let huge = json!({"type": "array", "minItems": 1000,
+                      "items": {"type": "string", "minLength": 65536}});
+    let generated = generate(&huge, &Hints::default(), 1);
+    let size = generated.text().len();
+    // 1,000 × 65,536 characters asked for; the value stops growing at the budget, full to it.
+    assert!(size <= MAX_REPLY_BYTES, "{size} bytes");
+    assert!(size > MAX_REPLY_BYTES - 1024, "{size} bytes");
+    let long_const = json!({"type": "array", "minItems": 1000,
+                            "items": {"const": "x".repeat(100_000)}});
+    let size = generate(&long_const, &Hints::default(), 1).text().len();
+    assert!(size <= MAX_REPLY_BYTES, "{size} bytes");
+    let wide = json!({"type": "array", "minItems": 1000, "items": {"type": "object",
+                      "required": ["a", "b"], "properties": {"a": {"type": "string", "minLength": 5000},
+                      "b": {"type": "array", "minItems": 1000, "items": {"type": "integer"}}}}});
+    let size = generate(&wide, &Hints::default(), 1).text().len();
+    assert!(size <= MAX_REPLY_BYTES, "{size} bytes");
+}
+
+#[test]
+fn schemas_never_met_are_given_up_on_within_the_work_budget() {
+    let huge = Contract::from_schema(
+        "huge",
+        json!({"type": "array", "minItems": 1000,
+               "items": {"type": "string", "minLength": 65536}}),
+    )
+    .unwrap();
+    let generated = generate_valid(&huge, &Hints::default(), 1);
+    assert!(!generated.valid);
+    assert!(generated.text().len() <= MAX_REPLY_BYTES);
+    // Each try makes a full budget's worth: the tries stop at the work budget, not at 50.
+    let most = u32::try_from(MAX_TRIES_BYTES / (MAX_REPLY_BYTES - 1024)).unwrap() + 1;
+    assert!(generated.tries <= most, "{} tries", generated.tries);
+    for nothing in [
+        json!({"not": {}}),
+        json!({"allOf": [{"type": "object"}, {"not": true}]}),
+    ] {
+        let contract = Contract::from_schema("nothing", nothing.clone()).unwrap();
+        let generated = generate_valid(&contract, &Hints::default(), 1);
+        assert!(!generated.valid, "{nothing}");
+        assert_eq!(generated.tries, 1, "{nothing}");
+        assert!(generated.text().len() <= MAX_REPLY_BYTES);
+    }
+    // A schema whose small values are never valid still stops at the count of tries.
+    let unmet =
+        Contract::from_schema("unmet", json!({"type": "string", "pattern": "^z{40}$"})).unwrap();
+    assert_eq!(
+        generate_valid(&unmet, &Hints::default(), 1).tries,
+        MAX_TRIES
+    );
+}

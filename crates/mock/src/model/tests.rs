@@ -258,6 +258,23 @@ fn native_and_prompt_schemas_are_met() {
 }
 
 #[test]
+fn a_hostile_native_schema_is_answered_within_the_byte_budget() {
+    let mock = model(MockConfig::new().with_seed(4));
+    for schema in [
+        json!({"type": "array", "minItems": 1000, "items": {"type": "string", "minLength": 65536}}),
+        json!({"not": {}}),
+    ] {
+        let mut hostile = request("Answer in JSON.", "why?", &[]);
+        hostile.format = ReplyFormat::JsonSchema {
+            schema: schema.clone(),
+        };
+        let reply = mock.respond(&hostile);
+        let size = text(&reply).len();
+        assert!(size <= crate::MAX_REPLY_BYTES, "{schema}: {size} bytes");
+    }
+}
+
+#[test]
 fn a_forced_tool_gets_its_input_and_only_structural_faults() {
     let schema = selfhelp().schema().raw().clone();
     for fault in [Fault::Fence, Fault::Truncate, Fault::WrongEnum] {
