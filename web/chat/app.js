@@ -38,6 +38,8 @@ const ui = {
 };
 
 function describe(conversation) {
+  // The list view carries a short summary of each context, not the context itself.
+  if (typeof conversation.summary === 'string') return conversation.summary;
   const ctx = conversation.context && typeof conversation.context === 'object' ? conversation.context : {};
   return Object.entries(ctx)
     .filter(([, v]) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')

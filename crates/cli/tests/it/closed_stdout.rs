@@ -13,7 +13,7 @@ fn closed_stdout(args: &[&str], stdin: &[u8]) -> Output {
     use std::io::Write as _;
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("bridle"))
+    let mut child = Command::new(crate::bridle_path())
         .args(args)
         .env_remove("BRIDLE_CONTRACTS_DIR")
         .env_remove("BRIDLE_CONFIG")

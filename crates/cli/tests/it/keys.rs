@@ -141,7 +141,7 @@ fn concurrent_adds_all_end_up_in_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let adding: Vec<_> = (0..16)
         .map(|i| {
-            std::process::Command::new(assert_cmd::cargo::cargo_bin("bridle"))
+            std::process::Command::new(crate::bridle_path())
                 .args(["keys", "add", "--user", &format!("user{i}"), "--data-dir"])
                 .arg(dir.path())
                 .env_remove("BRIDLE_CONFIG")

@@ -70,6 +70,21 @@ async fn send(client: &reqwest::Client, url: &str, conversation: &str, n: usize)
     }
 }
 
+/// The whole SSE answer to one streamed message.
+async fn streamed_events(client: &reqwest::Client, url: &str, conversation: &str) -> String {
+    client
+        .post(format!("{url}/v1/conversations/{conversation}/messages"))
+        .bearer_auth(ADA)
+        .header("accept", "text/event-stream")
+        .json(&json!({"content": "a streamed message"}))
+        .send()
+        .await
+        .expect("the gateway answers")
+        .text()
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_and_back() {
     let database = TestDatabase::create().await;
@@ -263,8 +278,21 @@ async fn sqlite_on_a_full_then_read_only_disk() {
         200,
         "reads still work: {health:?}"
     );
+    // Readiness says the store cannot write, without the database's own words.
+    let ready = client.get(format!("{url}/readyz")).send().await.unwrap();
+    assert_eq!(ready.status().as_u16(), 503, "{ready:?}");
+    let ready: Value = ready.json().await.unwrap();
+    assert_eq!(ready["error"]["code"], "store_unavailable", "{ready}");
+    assert!(!ready.to_string().contains("disk"), "{ready}");
+    // A streamed turn whose reply cannot be stored never says it is complete.
+    let events = streamed_events(&client, &url, &id).await;
+    assert!(!events.contains("event: message_complete"), "{events}");
+    assert!(events.contains("event: error"), "{events}");
+    assert!(events.contains("store_unavailable"), "{events}");
     std::fs::remove_file(filler).unwrap();
     until_replied(&client, &url, &id, 50, &mut received).await;
+    let ready = client.get(format!("{url}/readyz")).send().await.unwrap();
+    assert_eq!(ready.status().as_u16(), 200, "writes work again: {ready:?}");
 
     check_turns(&url, ADMIN, &received).await;
     drop(server);

@@ -82,6 +82,13 @@ pub enum StoreError {
     /// The store URL or path is unusable.
     #[error("store configuration: {0}")]
     Config(String),
+    /// The disk holding the database is (nearly) full: a write that needs new space fails,
+    /// though small ones may still fit in space the database already holds.
+    #[error("the disk holding the database has {free_bytes} bytes free")]
+    DiskFull {
+        /// Bytes free for the database's writes.
+        free_bytes: u64,
+    },
 }
 
 impl StoreError {
@@ -91,7 +98,7 @@ impl StoreError {
     /// retrying later (503).
     pub fn is_unavailable(&self) -> bool {
         match self {
-            Self::Closed => true,
+            Self::Closed | Self::DiskFull { .. } => true,
             Self::Database(error) => match error {
                 sqlx::Error::Io(_)
                 | sqlx::Error::Tls(_)

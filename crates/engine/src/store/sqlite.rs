@@ -114,6 +114,8 @@ pub struct SqliteStore {
     after_reply: Option<Arc<AfterReply>>,
     /// The database's lock file, locked for as long as the store is open.
     _lock: Arc<std::fs::File>,
+    /// The database file (its disk's free space is part of the readiness probe).
+    path: Arc<std::path::PathBuf>,
 }
 
 impl SqliteStore {
@@ -179,6 +181,7 @@ impl SqliteStore {
             writer,
             after_reply,
             _lock: Arc::new(lock),
+            path: Arc::new(path),
         })
     }
 }
@@ -218,6 +221,21 @@ impl SqliteStore {
             .await?;
         Ok(changed > 0)
     }
+}
+
+/// Least free space on the database's disk for the store to be ready for turns: a few turns'
+/// worth of pages and log.
+const MIN_FREE_BYTES: u64 = 1024 * 1024;
+
+/// The bytes an unprivileged writer may still take on the disk holding `database`, when the
+/// system says.
+fn free_bytes(database: &Path) -> Option<u64> {
+    let dir = database
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let stats = rustix::fs::statvfs(dir).ok()?;
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
 }
 
 /// The readiness probe's write (one row, written over each time).
@@ -381,7 +399,15 @@ impl Store for SqliteStore {
                 db.prepare_cached(PROBE_WRITE)?.execute(params![now])?;
                 Ok(())
             })
-            .await
+            .await?;
+        // A full disk can still take a small write into pages the log already holds, while
+        // every turn, which needs new pages, fails: the free space decides too.
+        match free_bytes(&self.path) {
+            Some(free_bytes) if free_bytes < MIN_FREE_BYTES => {
+                Err(StoreError::DiskFull { free_bytes })
+            }
+            _ => Ok(()),
+        }
     }
 
     async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {
