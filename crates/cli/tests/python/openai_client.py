@@ -32,7 +32,8 @@ person = json.loads(completion.choices[0].message.content)
 assert isinstance(person["name"], str) and person["name"], person
 assert isinstance(person["age"], int) and person["age"] >= 0, person
 assert int(raw.headers["x-bridle-attempts"]) >= 1, dict(raw.headers)
-assert raw.headers["x-bridle-contract"] == "person", dict(raw.headers)
+# An inline schema is recorded as inline:NAME, never as a loaded contract of the same name.
+assert raw.headers["x-bridle-contract"] == "inline:person", dict(raw.headers)
 assert completion.usage.total_tokens > 0
 checks += 1
 
