@@ -602,7 +602,8 @@ fn provider(name: &str, p: RawProvider, env: &Environment) -> Result<ProviderCon
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> Environment {
+    /// An environment of `pairs` (also used by `builtin.rs`'s tests).
+    pub(super) fn env(pairs: &[(&str, &str)]) -> Environment {
         pairs
             .iter()
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))

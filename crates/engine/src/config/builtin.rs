@@ -43,14 +43,8 @@ pub(super) fn add_mock(
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{Config, Environment, ProviderKind};
-
-    fn env(pairs: &[(&str, &str)]) -> Environment {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    }
+    use crate::config::tests::env;
+    use crate::config::{Config, ProviderKind};
 
     #[test]
     fn the_mock_is_a_model_only_when_the_configuration_uses_it() {
