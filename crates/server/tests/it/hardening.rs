@@ -476,3 +476,46 @@ async fn a_running_server_answers_readiness_with_a_write() {
     let body: Value = answer.json().await.unwrap();
     assert_eq!(body["writes"], "ok");
 }
+
+#[tokio::test]
+async fn a_streamed_turn_holds_its_conversation_until_its_stream_ends() {
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let h = Harness::with_config("[providers.mock]\nkind = \"mock\"\nlatency_ms = 1000\n").await;
+    let id = h.conversation(ADA).await;
+    let path = format!("/v1/conversations/{id}/messages");
+    let request = Request::builder()
+        .method("POST")
+        .uri(&path)
+        .header(header::AUTHORIZATION, format!("Bearer {ADA}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "text/event-stream")
+        .body(Body::from(json!({"content": "one"}).to_string()))
+        .unwrap();
+    let streamed = bridle_server::app(h.state.clone())
+        .oneshot(request)
+        .await
+        .unwrap();
+    assert_eq!(streamed.status(), StatusCode::OK);
+    // The answer's head has come; its turn still runs, and holds the conversation.
+    let (status, body) = h
+        .call("POST", &path, Some(ADA), Some(json!({"content": "two"})))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    let events = streamed.into_body().collect().await.unwrap().to_bytes();
+    let events = String::from_utf8_lossy(&events);
+    assert!(events.contains("event: message_complete"), "{events}");
+    // The turn's task lets go of the conversation as it ends.
+    for _ in 0..500 {
+        if h.state.turns.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (status, body) = h
+        .call("POST", &path, Some(ADA), Some(json!({"content": "three"})))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
