@@ -1,0 +1,17 @@
+//! Bridle's typed wire formats: the request, response and stream-chunk bodies of the LLM APIs
+//! Bridle calls (as a client, through its providers) and serves (its OpenAI-compatible endpoint,
+//! the mock's front ends).
+//!
+//! - [`openai`]: OpenAI Chat Completions;
+//! - [`anthropic`]: Anthropic Messages.
+//!
+//! Serde only, no I/O. Every type that a pass-through carries keeps the fields it does not
+//! model in an explicit `extra` map (`#[serde(flatten)]`), so a body read and written again
+//! loses nothing a client sent. Raw `serde_json::Value` stays only where the API itself says
+//! "any JSON" (a JSON Schema, a tool's arguments object).
+
+pub mod anthropic;
+pub mod openai;
+
+/// The fields of a wire object that Bridle does not model, kept as they came.
+pub type Extra = serde_json::Map<String, serde_json::Value>;
