@@ -1,4 +1,4 @@
-//! Extractors that answer with [`ApiError`] bodies: the authenticated [`Caller`],
+//! Extractors that answer with [`ApiError`] bodies: the authenticated [`Caller`] and [`Admin`],
 //! [`ApiJson`], a JSON body, and [`ApiQuery`], query parameters, whose rejections (malformed,
 //! wrong type, too large) keep the error shape of the rest of the API; and the two body guards
 //! every request passes: [`refuse_declared_oversize`] and [`read_body_within`].
@@ -12,6 +12,24 @@ use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use serde::de::DeserializeOwned;
+
+/// An authenticated caller with an admin key: the admin routes take this instead of a
+/// [`Caller`], so none of them can forget the check (401 without a valid key, 403 with a user
+/// key, before anything else of the request is read).
+#[derive(Debug)]
+pub struct Admin;
+
+impl FromRequestParts<AppState> for Admin {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        state.keys.authenticate(&parts.headers)?.require_admin()?;
+        Ok(Self)
+    }
+}
 
 impl FromRequestParts<AppState> for Caller {
     type Rejection = ApiError;

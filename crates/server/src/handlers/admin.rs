@@ -3,9 +3,8 @@
 //! safety events, unblocking, and replaying an attempt.
 
 use crate::AppState;
-use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::extract::ApiQuery;
+use crate::extract::{Admin, ApiQuery};
 use axum::Json;
 use axum::extract::{Path, State};
 use bridle_engine::store::{ConversationFilter, ConversationStatus, PageRequest, StatsQuery, View};
@@ -38,10 +37,9 @@ fn default_limit() -> u64 {
 
 pub async fn conversations(
     State(state): State<AppState>,
-    caller: Caller,
+    _admin: Admin,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<Value>, ApiError> {
-    caller.require_admin()?;
     let filter = ConversationFilter {
         user_id: q.user,
         contract: q.contract,
@@ -69,10 +67,9 @@ pub async fn conversations(
 
 pub async fn conversation(
     State(state): State<AppState>,
-    caller: Caller,
+    _admin: Admin,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    caller.require_admin()?;
     let store = state.engine.store();
     let conversation = store
         .conversation(&id)
@@ -87,10 +84,9 @@ pub async fn conversation(
 
 pub async fn unblock(
     State(state): State<AppState>,
-    caller: Caller,
+    _admin: Admin,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    caller.require_admin()?;
     if !state
         .engine
         .store()
@@ -108,10 +104,9 @@ pub async fn unblock(
 /// the attempt's contract; nothing is stored (see `bridle_engine::replay`).
 pub async fn replay(
     State(state): State<AppState>,
-    caller: Caller,
+    _admin: Admin,
     Path(id): Path<i64>,
 ) -> Result<Json<Value>, ApiError> {
-    caller.require_admin()?;
     let replay = state.engine.replay(id).await?;
     Ok(Json(
         serde_json::to_value(replay).map_err(|e| ApiError::Internal(e.to_string()))?,
@@ -133,10 +128,9 @@ pub struct StatsParams {
 
 pub async fn stats(
     State(state): State<AppState>,
-    caller: Caller,
+    _admin: Admin,
     ApiQuery(p): ApiQuery<StatsParams>,
 ) -> Result<Json<Value>, ApiError> {
-    caller.require_admin()?;
     let query = StatsQuery {
         from: p.from,
         to: p.to,
