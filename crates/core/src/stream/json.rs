@@ -30,14 +30,21 @@
 //! Likewise, a **duplicate key** is not foreseen: `serde_json` keeps the last of two members
 //! with the same key, so a later duplicate could replace a member found wrong earlier.
 
-use super::json_check::Checker;
-use super::json_partial::render;
-use super::json_scan::{Scanner, Status};
-use super::json_schema::{Draft, SchemaIndex};
-use super::json_start::{Found, Locate};
+mod check;
+mod partial;
+mod scan;
+mod schema;
+mod start;
+
 use crate::contract::Contract;
 use crate::repair::RootHint;
 use crate::report::Violation;
+use check::Checker;
+use partial::render;
+use scan::{Scanner, Status};
+use schema::Draft;
+pub(crate) use schema::SchemaIndex;
+use start::{Found, Locate};
 
 /// Where the reader is.
 #[derive(Debug)]

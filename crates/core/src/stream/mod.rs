@@ -21,18 +21,12 @@
 //! value, not the concatenated events, is the authority.
 
 mod json;
-mod json_check;
-mod json_partial;
-mod json_scan;
-mod json_schema;
-
-pub(crate) use json_schema::SchemaIndex;
-mod json_start;
 mod markers;
 mod out;
 mod text;
 mod xml;
-mod xml_close;
+
+pub(crate) use json::SchemaIndex;
 
 use crate::context::Context;
 use crate::contract::{Checked, Contract, Kind};

@@ -6,8 +6,10 @@
 //! anything else the reader refuses gives no partial value rather than another reading. A
 //! value is returned when it differs from the last one returned.
 
-use super::xml_close::close;
+mod close;
+
 use crate::contract::{Contract, XmlSpec};
+use close::close;
 
 /// The partial reader of an `xml` reply. See the module docs.
 #[derive(Debug)]

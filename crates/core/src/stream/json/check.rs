@@ -3,7 +3,7 @@
 //!
 //! It keeps, for each open container, the schema nodes that certainly apply to it (see
 //! [`SchemaIndex`]) and which declared coercions may still reach it, and checks what the
-//! [`Scanner`](super::json_scan::Scanner) settles:
+//! [`Scanner`](super::scan::Scanner) settles:
 //!
 //! - a settled scalar: `type`, `enum`, `const` of the nodes that apply to it;
 //! - a key followed by its `:`: `additionalProperties: false` (not judged when the node has
@@ -18,9 +18,9 @@
 //! rule, the message and the quote are what the complete check reports. That costs a schema
 //! compilation, but only when something is about to be reported.
 
-use super::json_partial::render;
-use super::json_scan::{Proven, Scalar, Sink};
-use super::json_schema::{NodeId, SchemaIndex, ty};
+use super::partial::render;
+use super::scan::{Proven, Scalar, Sink};
+use super::schema::{NodeId, SchemaIndex, ty};
 use crate::pointer::{PathPattern, child_pointer};
 use crate::schema::Schema;
 use serde_json::{Map, Value};
@@ -213,7 +213,7 @@ impl Checker {
         frame: &Frame,
         key_end: usize,
         key: &str,
-        node: &super::json_schema::Node,
+        node: &super::schema::Node,
     ) -> Proven {
         let so_far = render(raw, frame.start, key_end)
             .and_then(|text| serde_json::from_str::<Value>(&text).ok());

@@ -9,7 +9,7 @@
 //! are dropped and the open containers closed. So what one call shows, a later call on a
 //! longer prefix of the same text shows too (strings only grow, containers only gain members).
 //!
-//! The text given must be what the [`Scanner`](super::json_scan::Scanner) accepted: strict
+//! The text given must be what the [`Scanner`](super::scan::Scanner) accepted: strict
 //! JSON plus trailing commas. Anything else gives `None`, never a panic.
 
 /// The value of `raw[start..end]` (a prefix of one JSON value, starting at its `{` or `[`),
