@@ -236,6 +236,17 @@ pub struct Message {
     pub extra: Extra,
 }
 
+impl Message {
+    /// A message with plain-text content.
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: MessageContent::Text(text.into()),
+            extra: Extra::new(),
+        }
+    }
+}
+
 /// The system prompt: a plain string or a list of blocks (text blocks, e.g. with
 /// `cache_control`; any block is accepted and kept).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -383,6 +394,17 @@ pub struct Usage {
     /// Fields not modelled here (`cache_creation`, `server_tool_use`, `service_tier`).
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl Usage {
+    /// Input and output token counts, nothing else.
+    pub fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens: Some(input_tokens),
+            output_tokens: Some(output_tokens),
+            ..Self::default()
+        }
+    }
 }
 
 /// An error body: `{"type": "error", "error": {"type": "...", "message": "..."}}`.

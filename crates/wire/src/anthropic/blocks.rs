@@ -58,6 +58,26 @@ impl ContentBlock {
             extra: Extra::new(),
         })
     }
+
+    /// A tool call block.
+    pub fn tool_use(id: impl Into<String>, name: impl Into<String>, input: Value) -> Self {
+        Self::ToolUse(ToolUseBlock {
+            id: id.into(),
+            name: name.into(),
+            input,
+            extra: Extra::new(),
+        })
+    }
+
+    /// A tool result block with text content.
+    pub fn tool_result(tool_use_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self::ToolResult(ToolResultBlock {
+            tool_use_id: tool_use_id.into(),
+            content: Some(ToolResultContent::Text(content.into())),
+            is_error: None,
+            extra: Extra::new(),
+        })
+    }
 }
 
 /// A tagged object of a `type` this crate does not model, kept whole.

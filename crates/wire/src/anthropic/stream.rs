@@ -46,6 +46,12 @@ tagged_deserialize!(StreamEvent {
 });
 
 impl StreamEvent {
+    /// The event as one server-sent-events frame: `event: <name>\ndata: <json>\n\n`.
+    pub fn to_sse(&self) -> Result<String, serde_json::Error> {
+        let data = serde_json::to_string(self)?;
+        Ok(format!("event: {}\ndata: {data}\n\n", self.event_name()))
+    }
+
     /// The SSE `event:` name of this event: its `type`.
     pub fn event_name(&self) -> &str {
         match self {

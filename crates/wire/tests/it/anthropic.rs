@@ -2,8 +2,9 @@
 //! types and written back unchanged, and the fields Bridle reads.
 
 use bridle_wire::anthropic::{
-    ContentBlock, Delta, ErrorBody, MessageContent, MessagesRequest, MessagesResponse, Role,
-    Source, StopReason, StreamEvent, System, ThinkingKind, ToolChoiceKind, ToolResultContent,
+    ContentBlock, Delta, ErrorBody, Message, MessageContent, MessagesRequest, MessagesResponse,
+    Role, Source, StopReason, StreamEvent, System, ThinkingKind, ToolChoiceKind, ToolResultContent,
+    Usage,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -272,4 +273,45 @@ fn a_known_block_with_a_missing_field_is_an_error_not_an_unknown_block() {
 fn a_request_without_max_tokens_is_refused() {
     let body = json!({"model": "m", "messages": [{"role": "user", "content": "x"}]});
     assert!(serde_json::from_value::<MessagesRequest>(body).is_err());
+}
+
+#[test]
+fn an_integer_temperature_is_read_and_written_as_the_same_number() {
+    let body = json!({"model": "m", "max_tokens": 5, "temperature": 1,
+                      "messages": [{"role": "user", "content": "x"}]});
+    let request: MessagesRequest = serde_json::from_value(body).unwrap();
+    assert_eq!(request.temperature, Some(1.0));
+    assert!(
+        serde_json::to_string(&request)
+            .unwrap()
+            .contains(r#""temperature":1.0"#)
+    );
+}
+
+#[test]
+fn built_values_write_the_shapes_the_api_expects() {
+    let message = Message::text(Role::User, "hi");
+    assert_eq!(
+        serde_json::to_value(&message).unwrap(),
+        json!({"role": "user", "content": "hi"})
+    );
+    let call = ContentBlock::tool_use("toolu_1", "respond", json!({"a": 1}));
+    assert_eq!(
+        serde_json::to_value(&call).unwrap(),
+        json!({"type": "tool_use", "id": "toolu_1", "name": "respond", "input": {"a": 1}})
+    );
+    let result = ContentBlock::tool_result("toolu_1", "bad");
+    assert_eq!(
+        serde_json::to_value(&result).unwrap(),
+        json!({"type": "tool_result", "tool_use_id": "toolu_1", "content": "bad"})
+    );
+    assert_eq!(
+        serde_json::to_value(Usage::new(3, 4)).unwrap(),
+        json!({"input_tokens": 3, "output_tokens": 4})
+    );
+    let stop = StreamEvent::MessageStop(Default::default());
+    assert_eq!(
+        stop.to_sse().unwrap(),
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+    );
 }
