@@ -76,6 +76,16 @@ macro_rules! string_enum {
                 }
             }
         }
+
+        impl From<&str> for $name {
+            /// The value written `text` on the wire (`Other` when unknown).
+            fn from(text: &str) -> Self {
+                match text {
+                    $( $text => Self::$variant, )*
+                    other => Self::Other(other.to_owned()),
+                }
+            }
+        }
     };
 }
 pub(crate) use string_enum;

@@ -340,3 +340,14 @@ fn bodies_built_in_code_are_what_the_api_expects() {
         json!({"error": {"message": "bad", "type": "invalid_request_error", "param": null, "code": null}})
     );
 }
+
+#[test]
+fn a_string_value_is_read_from_its_wire_text() {
+    assert_eq!(FinishReason::from("stop"), FinishReason::Stop);
+    assert_eq!(FinishReason::from("length"), FinishReason::Length);
+    assert_eq!(
+        FinishReason::from("paused"),
+        FinishReason::Other("paused".into())
+    );
+    assert_eq!(Role::from("developer"), Role::Developer);
+}
