@@ -19,69 +19,78 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use bridle_core::Contract;
-use bridle_engine::TurnOutcome;
 use bridle_engine::providers::{ChatMessage, ChatRequest, Role};
-use serde::Deserialize;
+use bridle_wire::openai::{
+    self, ChatCompletion, ChatCompletionRequest, Choice, FinishReason, Model, ModelList,
+    ResponseFormatKind,
+};
+use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 /// The header naming a contract.
 pub const CONTRACT_HEADER: &str = "x-bridle-contract";
 
-#[derive(Debug, Deserialize)]
+/// A request body: a [`ChatCompletionRequest`] whose `model` may be left out (or `null`), as
+/// OpenAI requires it but Bridle's endpoint then uses the default model.
+#[derive(Debug)]
 pub struct CompletionBody {
-    model: Option<String>,
-    messages: Vec<WireMessage>,
-    #[serde(default)]
-    stream: bool,
-    stream_options: Option<Value>,
-    response_format: Option<Value>,
-    temperature: Option<f64>,
-    max_tokens: Option<u32>,
-    max_completion_tokens: Option<u32>,
+    request: ChatCompletionRequest,
+    /// Whether the client named a model (else `request.model` is empty).
+    model_given: bool,
 }
 
-#[derive(Debug, Deserialize)]
-pub struct WireMessage {
-    role: String,
-    content: Value,
+impl<'de> Deserialize<'de> for CompletionBody {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let mut fields = bridle_wire::Extra::deserialize(deserializer)?;
+        let model_given = !matches!(fields.get("model"), None | Some(Value::Null));
+        if !model_given {
+            fields.insert("model".into(), Value::String(String::new()));
+        }
+        let request = serde_path_to_error::deserialize(Value::Object(fields))
+            .map_err(serde::de::Error::custom)?;
+        Ok(Self {
+            request,
+            model_given,
+        })
+    }
 }
 
-/// Text of an OpenAI message content: a string, or the text parts of a content array.
-fn text_of(content: &Value) -> Result<String, ApiError> {
-    match content {
-        Value::String(s) => Ok(s.clone()),
-        Value::Null => Ok(String::new()),
-        Value::Array(parts) => Ok(parts
-            .iter()
-            .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n")),
-        _ => Err(ApiError::BadRequest(
-            "message content must be a string or an array of parts".into(),
-        )),
+impl CompletionBody {
+    /// The model the client named, if any.
+    fn model(&self) -> Option<&str> {
+        self.model_given.then_some(self.request.model.as_str())
+    }
+
+    fn stream(&self) -> bool {
+        self.request.stream.unwrap_or(false)
     }
 }
 
 fn messages(body: &CompletionBody) -> Result<Vec<ChatMessage>, ApiError> {
-    if body.messages.is_empty() {
+    if body.request.messages.is_empty() {
         return Err(ApiError::BadRequest("messages must not be empty".into()));
     }
-    body.messages
+    body.request
+        .messages
         .iter()
         .map(|m| {
-            let role = match m.role.as_str() {
-                "system" | "developer" => Role::System,
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
+            let role = match &m.role {
+                openai::Role::System | openai::Role::Developer => Role::System,
+                openai::Role::User => Role::User,
+                openai::Role::Assistant => Role::Assistant,
                 other => {
                     return Err(ApiError::BadRequest(format!(
-                        "unsupported message role {other:?}"
+                        "unsupported message role {:?}",
+                        other.as_str()
                     )));
                 }
             };
-            Ok(ChatMessage::new(role, text_of(&m.content)?))
+            // OpenAI requires the key (an assistant's may be `null`).
+            if m.content.is_none() {
+                return Err(ApiError::BadRequest("message content is missing".into()));
+            }
+            Ok(ChatMessage::new(role, m.text()))
         })
         .collect()
 }
@@ -119,20 +128,20 @@ fn contract_for(
                 .map_err(|e| ApiError::BadRequest(e.to_string()))?,
         ));
     }
-    let Some(format) = &body.response_format else {
+    let Some(format) = &body.request.response_format else {
         return Ok(None);
     };
-    match format.get("type").and_then(Value::as_str) {
-        Some("json_schema") => {
-            let spec = format.get("json_schema").ok_or_else(|| {
+    match &format.kind {
+        ResponseFormatKind::JsonSchema => {
+            let spec = format.json_schema.as_ref().ok_or_else(|| {
                 ApiError::BadRequest("response_format.json_schema is missing".into())
             })?;
-            let schema = spec.get("schema").cloned().ok_or_else(|| {
+            let schema = spec.schema.clone().ok_or_else(|| {
                 ApiError::BadRequest("response_format.json_schema.schema is missing".into())
             })?;
-            let name = match spec.get("name") {
+            let name = match spec.name.as_deref() {
                 None => "response_format",
-                Some(Value::String(name)) if valid_schema_name(name) => name,
+                Some(name) if valid_schema_name(name) => name,
                 Some(_) => {
                     return Err(ApiError::BadRequest(
                         "response_format.json_schema.name must be 1-64 letters, digits, '_' or '-'"
@@ -144,12 +153,12 @@ fn contract_for(
                 .map_err(|e| ApiError::BadRequest(format!("response_format schema: {e}")))?;
             Ok(Some(Arc::new(contract)))
         }
-        Some("json_object") => Ok(Some(Arc::new(
+        ResponseFormatKind::JsonObject => Ok(Some(Arc::new(
             Contract::from_schema(&inline_name("json_object"), json!({"type": "object"}))
                 .map_err(|e| ApiError::Internal(e.to_string()))?,
         ))),
-        Some("text") | None => Ok(None),
-        Some(other) => Err(ApiError::BadRequest(format!(
+        ResponseFormatKind::Text => Ok(None),
+        ResponseFormatKind::Other(other) => Err(ApiError::BadRequest(format!(
             "unsupported response_format type {other:?}"
         ))),
     }
@@ -180,10 +189,7 @@ pub async fn completions(
             state.settings.max_message_chars
         )));
     }
-    let model_name = body
-        .model
-        .as_deref()
-        .filter(|m| state.engine.model(Some(m)).is_ok());
+    let model_name = body.model().filter(|m| state.engine.model(Some(m)).is_ok());
     let Some(contract) = contract_for(&state, &headers, &body)? else {
         return passthrough(&state, model_name, &body, chat, lease).await;
     };
@@ -191,20 +197,21 @@ pub async fn completions(
         .engine
         .complete_chat(&caller.user_id, &contract, &chat, model_name)
         .await?;
-    let model = body
-        .model
-        .clone()
-        .unwrap_or_else(|| state.engine.config().default_model.clone());
+    let model = body.model().map_or_else(
+        || state.engine.config().default_model.clone(),
+        str::to_owned,
+    );
     let content = outcome.value.to_string();
-    let mut response = if body.stream {
+    let mut response = if body.stream() {
         let chunks = chunks(&body, format!("chatcmpl-{}", outcome.turn_id), model);
         openai_stream::validated(&chunks, &content, outcome.usage)
     } else {
-        Json(completion_body(
-            &outcome.turn_id,
-            &model,
-            &content,
-            &outcome,
+        Json(completion(
+            format!("chatcmpl-{}", outcome.turn_id),
+            model,
+            content,
+            FinishReason::Stop,
+            outcome.usage,
         ))
         .into_response()
     };
@@ -233,19 +240,36 @@ pub async fn completions(
     Ok(response)
 }
 
-fn completion_body(id: &str, model: &str, content: &str, outcome: &TurnOutcome) -> Value {
-    json!({
-        "id": format!("chatcmpl-{id}"),
-        "object": "chat.completion",
-        "created": created(),
-        "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop", "logprobs": null}],
-        "usage": {
-            "prompt_tokens": outcome.usage.input_tokens,
-            "completion_tokens": outcome.usage.output_tokens,
-            "total_tokens": outcome.usage.input_tokens + outcome.usage.output_tokens
-        }
-    })
+/// A whole completion: one choice, the assistant's `content`.
+fn completion(
+    id: String,
+    model: String,
+    content: String,
+    finish: FinishReason,
+    usage: bridle_engine::providers::Usage,
+) -> ChatCompletion {
+    ChatCompletion {
+        id,
+        object: "chat.completion".into(),
+        created: created(),
+        model,
+        choices: vec![Choice {
+            index: 0,
+            message: openai::ChatMessage::new(openai::Role::Assistant, content),
+            finish_reason: Some(Some(finish)),
+            logprobs: Some(None),
+            extra: bridle_wire::Extra::new(),
+        }],
+        usage: Some(wire_usage(usage)),
+        system_fingerprint: None,
+        service_tier: None,
+        extra: bridle_wire::Extra::new(),
+    }
+}
+
+/// The engine's token counts as OpenAI's `usage`.
+pub(super) fn wire_usage(usage: bridle_engine::providers::Usage) -> openai::Usage {
+    openai::Usage::new(usage.input_tokens, usage.output_tokens)
 }
 
 fn created() -> u64 {
@@ -261,12 +285,7 @@ fn chunks(body: &CompletionBody, id: String, model: String) -> openai_stream::Ch
         id,
         model,
         created: created(),
-        include_usage: body
-            .stream_options
-            .as_ref()
-            .and_then(|o| o.get("include_usage"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false),
+        include_usage: body.request.include_usage(),
     }
 }
 
@@ -295,21 +314,21 @@ async fn passthrough(
     let request = ChatRequest {
         model: model.settings.model.clone(),
         messages: chat,
-        temperature: body.temperature.or(model.settings.temperature),
+        temperature: body.request.temperature.or(model.settings.temperature),
         max_tokens: body
-            .max_completion_tokens
-            .or(body.max_tokens)
+            .request
+            .max_output_tokens()
             .or(model.settings.max_tokens),
         response_format: None,
         tools: Vec::new(),
     };
-    if body.stream {
+    if body.stream() {
         let events = model
             .provider
             .stream(&request)
             .await
             .map_err(|e| upstream_error(&e))?;
-        let name = body.model.clone().unwrap_or(request.model);
+        let name = body.model().map_or(request.model, str::to_owned);
         let id = format!("chatcmpl-{}", uuid::Uuid::now_v7());
         let mut response = openai_stream::relay(chunks(body, id, name), events, lease);
         response.headers_mut().insert(
@@ -323,16 +342,14 @@ async fn passthrough(
         .complete(&request)
         .await
         .map_err(|e| upstream_error(&e))?;
-    let usage = completion.usage.unwrap_or_default();
-    let name = body.model.clone().unwrap_or(completion.model.clone());
-    let value = json!({
-        "id": format!("chatcmpl-{}", created()),
-        "object": "chat.completion",
-        "created": created(),
-        "model": name,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": completion.content}, "finish_reason": completion.finish_reason.unwrap_or_else(|| "stop".into()), "logprobs": null}],
-        "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens, "total_tokens": usage.input_tokens + usage.output_tokens}
-    });
+    let finish = completion.finish_reason.as_deref().unwrap_or("stop").into();
+    let value = self::completion(
+        format!("chatcmpl-{}", created()),
+        body.model().map_or(completion.model, str::to_owned),
+        completion.content,
+        finish,
+        completion.usage.unwrap_or_default(),
+    );
     let mut response = Json(value).into_response();
     response.headers_mut().insert(
         HeaderName::from_static("x-bridle-contract"),
@@ -341,13 +358,23 @@ async fn passthrough(
     Ok(response)
 }
 
-pub async fn models(State(state): State<AppState>, _caller: Caller) -> Json<Value> {
-    let data: Vec<Value> = state
+pub async fn models(State(state): State<AppState>, _caller: Caller) -> Json<ModelList> {
+    let data = state
         .engine
         .config()
         .models
         .keys()
-        .map(|name| json!({"id": name, "object": "model", "created": 0, "owned_by": "bridle"}))
+        .map(|name| Model {
+            id: name.clone(),
+            object: "model".into(),
+            created: 0,
+            owned_by: "bridle".into(),
+            extra: bridle_wire::Extra::new(),
+        })
         .collect();
-    Json(json!({"object": "list", "data": data}))
+    Json(ModelList {
+        object: "list".into(),
+        data,
+        extra: bridle_wire::Extra::new(),
+    })
 }

@@ -14,8 +14,11 @@ use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use bridle_engine::providers::{EventStream, StreamEvent, Usage};
+use bridle_wire::Extra;
+use bridle_wire::openai::{
+    self, ChatCompletionChunk, ChunkChoice, Delta, ErrorBody, ErrorCode, FinishReason, Role,
+};
 use futures::StreamExt;
-use serde_json::{Value, json};
 
 /// Characters of validated content per chunk.
 const CHUNK_CHARS: usize = 64;
@@ -34,49 +37,81 @@ pub struct Chunks {
 }
 
 impl Chunks {
-    fn frame(&self, delta: Value, finish: Option<&str>) -> String {
-        let chunk = json!({
-            "id": self.id,
-            "object": "chat.completion.chunk",
-            "created": self.created,
-            "model": self.model,
-            "system_fingerprint": null,
-            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}],
-        });
-        format!("data: {chunk}\n\n")
+    /// A chunk of this stream with `choices` and `usage`.
+    fn chunk(&self, choices: Vec<ChunkChoice>, usage: Option<Usage>) -> String {
+        let chunk = ChatCompletionChunk {
+            id: self.id.clone(),
+            object: "chat.completion.chunk".into(),
+            created: self.created,
+            model: self.model.clone(),
+            choices,
+            usage: usage.map(|u| Some(super::openai::wire_usage(u))),
+            system_fingerprint: Some(None),
+            service_tier: None,
+            extra: Extra::new(),
+        };
+        data(&chunk)
+    }
+
+    fn frame(&self, delta: Delta, finish: Option<&str>) -> String {
+        let choice = ChunkChoice {
+            index: 0,
+            delta,
+            finish_reason: Some(finish.map(FinishReason::from)),
+            logprobs: Some(None),
+            extra: Extra::new(),
+        };
+        self.chunk(vec![choice], None)
     }
 
     fn role(&self) -> String {
-        self.frame(json!({"role": "assistant", "content": ""}), None)
+        let delta = Delta {
+            role: Some(Role::Assistant),
+            content: Some(Some(String::new())),
+            ..Delta::default()
+        };
+        self.frame(delta, None)
     }
 
     fn content(&self, text: &str) -> String {
-        self.frame(json!({"content": text}), None)
+        let delta = Delta {
+            content: Some(Some(text.to_owned())),
+            ..Delta::default()
+        };
+        self.frame(delta, None)
     }
 
     /// The finish chunk, the usage chunk when asked for, and `[DONE]`.
     fn end(&self, finish: &str, usage: Option<Usage>) -> String {
-        let mut out = self.frame(json!({}), Some(finish));
+        let mut out = self.frame(Delta::default(), Some(finish));
         if self.include_usage {
-            let usage = usage.unwrap_or_default();
-            let chunk = json!({
-                "id": self.id,
-                "object": "chat.completion.chunk",
-                "created": self.created,
-                "model": self.model,
-                "system_fingerprint": null,
-                "choices": [],
-                "usage": {
-                    "prompt_tokens": usage.input_tokens,
-                    "completion_tokens": usage.output_tokens,
-                    "total_tokens": usage.input_tokens + usage.output_tokens,
-                },
-            });
-            out.push_str(&format!("data: {chunk}\n\n"));
+            out.push_str(&self.chunk(Vec::new(), Some(usage.unwrap_or_default())));
         }
         out.push_str("data: [DONE]\n\n");
         out
     }
+}
+
+/// One server-sent event carrying `body`.
+fn data(body: &impl serde::Serialize) -> String {
+    // Serializing these types cannot fail: their maps have string keys.
+    let json = serde_json::to_string(body).unwrap_or_default();
+    format!("data: {json}\n\n")
+}
+
+/// The `error` chunk of a stream that failed midway.
+fn error_frame(message: String) -> String {
+    let error = openai::ApiError {
+        message,
+        kind: Some(Some("upstream_error".into())),
+        param: None,
+        code: Some(Some(ErrorCode::Text("upstream_failed".into()))),
+        extra: Extra::new(),
+    };
+    data(&ErrorBody {
+        error,
+        extra: Extra::new(),
+    })
 }
 
 fn sse(body: Body) -> Response {
@@ -122,12 +157,11 @@ pub fn relay(chunks: Chunks, events: EventStream, lease: Option<crate::limits::L
             Some(Err(error)) => {
                 tracing::warn!(%error, "the model's stream failed");
                 let message = crate::error::provider_message(&error);
-                let body = json!({"error": {"message": message, "type": "upstream_error", "code": "upstream_failed"}});
-                Some((format!("data: {body}\n\n"), None))
+                Some((error_frame(message), None))
             }
             None => {
-                let body = json!({"error": {"message": "the model's stream ended without its completion", "type": "upstream_error", "code": "upstream_failed"}});
-                Some((format!("data: {body}\n\n"), None))
+                let message = "the model's stream ended without its completion".to_owned();
+                Some((error_frame(message), None))
             }
         }
     });

@@ -9,5 +9,6 @@ mod guards;
 mod hardening;
 mod limits;
 mod metrics;
+mod openai;
 mod streaming;
 mod web;

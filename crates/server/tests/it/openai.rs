@@ -1,0 +1,182 @@
+//! The OpenAI-compatible endpoint's wire shapes: the completion and models bodies, a request
+//! without a model, and the 400 answers to bad requests (each with its message).
+
+use crate::api::{ADA, Harness};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+fn hi(extra: Value) -> Value {
+    let mut body = json!({"model": "mock", "messages": [{"role": "user", "content": "hi"}]});
+    for (key, value) in extra.as_object().unwrap() {
+        body[key] = value.clone();
+    }
+    body
+}
+
+#[tokio::test]
+async fn completions_and_models_keep_their_openai_shape() {
+    let h = Harness::new().await;
+    let (status, body) = h
+        .call(
+            "POST",
+            "/v1/chat/completions",
+            Some(ADA),
+            Some(hi(json!({}))),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["object"], "chat.completion");
+    assert!(
+        body["id"].as_str().unwrap().starts_with("chatcmpl-"),
+        "{body}"
+    );
+    assert_eq!(body["model"], "mock");
+    let choice = &body["choices"][0];
+    assert_eq!(choice["index"], 0);
+    assert_eq!(choice["finish_reason"], "stop");
+    assert_eq!(choice["logprobs"], Value::Null);
+    assert!(
+        choice.as_object().unwrap().contains_key("logprobs"),
+        "{body}"
+    );
+    assert_eq!(choice["message"]["role"], "assistant");
+    assert!(choice["message"]["content"].is_string(), "{body}");
+    let usage = &body["usage"];
+    assert_eq!(
+        usage["total_tokens"].as_u64().unwrap(),
+        usage["prompt_tokens"].as_u64().unwrap() + usage["completion_tokens"].as_u64().unwrap()
+    );
+
+    let (status, list) = h.call("GET", "/v1/models", Some(ADA), None).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(list["object"], "list");
+    for model in list["data"].as_array().unwrap() {
+        let keys: Vec<&String> = model.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["created", "id", "object", "owned_by"], "{model}");
+        assert_eq!(
+            (&model["object"], &model["created"], &model["owned_by"]),
+            (&json!("model"), &json!(0), &json!("bridle"))
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_request_without_a_model_is_answered_by_the_default_model() {
+    let h = Harness::new().await;
+    for model in [None, Some(Value::Null)] {
+        let mut body = json!({"messages": [{"role": "user", "content": "hi"}]});
+        if let Some(model) = model {
+            body["model"] = model;
+        }
+        let (status, answer) = h
+            .call("POST", "/v1/chat/completions", Some(ADA), Some(body))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{answer}");
+        assert!(!answer["model"].as_str().unwrap().is_empty(), "{answer}");
+    }
+}
+
+#[tokio::test]
+async fn bad_requests_are_400_with_a_message_naming_the_fault() {
+    let h = Harness::new().await;
+    let schema = json!({"type": "object"});
+    let cases = [
+        (json!({"messages": []}), "messages must not be empty"),
+        (
+            json!({"messages": [{"role": "tool", "content": "x"}]}),
+            "unsupported message role \"tool\"",
+        ),
+        (
+            json!({"messages": [{"role": "robot", "content": "x"}]}),
+            "unsupported message role \"robot\"",
+        ),
+        (
+            json!({"messages": [{"role": "user"}]}),
+            "message content is missing",
+        ),
+        (
+            json!({"messages": [{"role": "user", "content": 5}]}),
+            "messages[0].content",
+        ),
+        (
+            json!({"response_format": {"type": "json_schema"}}),
+            "response_format.json_schema is missing",
+        ),
+        (
+            json!({"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}}),
+            "response_format.json_schema.schema is missing",
+        ),
+        (
+            json!({"response_format": {"type": "json_schema", "json_schema": {"name": "", "schema": schema}}}),
+            "response_format.json_schema.name must be 1-64 letters, digits, '_' or '-'",
+        ),
+        (
+            json!({"response_format": {"type": "json_schema", "json_schema": {"name": 7, "schema": schema}}}),
+            "response_format.json_schema.name",
+        ),
+        (
+            json!({"response_format": {"type": "xml"}}),
+            "unsupported response_format type \"xml\"",
+        ),
+    ];
+    for (extra, message) in cases {
+        let (status, body) = h
+            .call(
+                "POST",
+                "/v1/chat/completions",
+                Some(ADA),
+                Some(hi(extra.clone())),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{extra}: {body}");
+        let text = body["error"]["message"].as_str().unwrap();
+        assert!(text.contains(message), "{extra}: {text}");
+    }
+}
+
+#[tokio::test]
+async fn streamed_chunks_keep_their_frames() {
+    let h = Harness::new().await;
+    let body = hi(json!({"stream": true, "stream_options": {"include_usage": true}}));
+    let (status, answer) = h
+        .call("POST", "/v1/chat/completions", Some(ADA), Some(body))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let text = answer.as_str().unwrap();
+    let frames: Vec<&str> = text
+        .split("\n\n")
+        .filter_map(|f| f.strip_prefix("data: "))
+        .collect();
+    assert_eq!(frames.last(), Some(&"[DONE]"), "{text}");
+    let chunks: Vec<Value> = frames[..frames.len() - 1]
+        .iter()
+        .map(|f| serde_json::from_str(f).unwrap())
+        .collect();
+    let (id, created) = (&chunks[0]["id"], &chunks[0]["created"]);
+    let frame = |choices: Value| json!({"id": id, "object": "chat.completion.chunk", "created": created, "model": "mock", "system_fingerprint": null, "choices": choices});
+    let choice = |delta: Value, finish: Value| json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]);
+    assert_eq!(
+        chunks[0],
+        frame(choice(
+            json!({"role": "assistant", "content": ""}),
+            Value::Null
+        ))
+    );
+    let n = chunks.len();
+    assert_eq!(chunks[n - 2], frame(choice(json!({}), json!("stop"))));
+    let mut usage = frame(json!([]));
+    usage["usage"] = chunks[n - 1]["usage"].clone();
+    assert_eq!(chunks[n - 1], usage);
+    let u = &usage["usage"];
+    assert_eq!(
+        u.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["completion_tokens", "prompt_tokens", "total_tokens"]
+    );
+    for chunk in &chunks[1..n - 2] {
+        let content = &chunk["choices"][0]["delta"]["content"];
+        assert_eq!(
+            *chunk,
+            frame(choice(json!({"content": content}), Value::Null))
+        );
+    }
+}
