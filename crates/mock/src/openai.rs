@@ -4,6 +4,9 @@
 //! OpenAI-shaped error bodies. Function `tools` are read (none with `tool_choice: "none"`), and
 //! calls are written as `message.tool_calls` — streamed as `delta.tool_calls` pieces. Streamed
 //! content comes in deltas of the configured size, or in the pieces a script set.
+//!
+//! Bodies are read and written as [`bridle_wire::openai`] types; the raw body is read
+//! only to name why one that does not parse is refused (the same messages as ever).
 
 use crate::request::{
     MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason, Usage,
