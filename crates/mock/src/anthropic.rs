@@ -4,73 +4,71 @@
 //! writes a [`MockReply`] as a `message` object (calls as `tool_use` blocks after the text) or
 //! as the `message_start` … `message_stop` SSE events, and [`error`] writes Anthropic-shaped
 //! error bodies.
+//!
+//! Bodies are read and written as [`bridle_wire::anthropic`] types; the raw body is read
+//! only to name why one that does not parse is refused (the same messages as ever).
 
 use crate::request::{
-    MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason, Usage,
+    MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason,
 };
 use crate::server::{Call, Rendered};
 use crate::stream::deltas;
-use serde_json::{Value, json};
+use bridle_wire::Extra;
+use bridle_wire::anthropic::{
+    self as wire, ContentBlock, ContentBlockDeltaEvent, ContentBlockStartEvent,
+    ContentBlockStopEvent, Delta, ErrorBody, InputJsonDelta, MessageContent, MessageDelta,
+    MessageDeltaEvent, MessageStartEvent, MessagesRequest, MessagesResponse, StreamEvent, System,
+    TextDelta, ToolChoiceKind, ToolResultContent,
+};
+use serde::Deserialize;
+use serde_json::Value;
 
 /// Reads a Messages request; the error is a message for a 400.
 pub(crate) fn parse(body: &Value) -> Result<Call, String> {
-    let body = body
-        .as_object()
-        .ok_or("the request body must be a JSON object")?;
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .ok_or("model: field required (a string)")?;
-    match body.get("max_tokens").and_then(Value::as_u64) {
-        Some(n) if n >= 1 => {}
-        _ => return Err("max_tokens: field required (an integer of at least 1)".into()),
+    let request = MessagesRequest::deserialize(body).map_err(|e| refusal(body, &e))?;
+    if request.max_tokens < 1 {
+        return Err("max_tokens: field required (an integer of at least 1)".into());
     }
-    let raw_messages = body
-        .get("messages")
-        .and_then(Value::as_array)
-        .ok_or("messages: field required (an array)")?;
-    if raw_messages.is_empty() {
+    if request.messages.is_empty() {
         return Err("messages: at least one message is required".into());
     }
-    let mut messages = Vec::with_capacity(raw_messages.len() + 1);
-    match body.get("system") {
-        None | Some(Value::Null) => {}
-        Some(system) => messages.push(MockMessage {
-            role: Role::System,
-            content: text_of(system)
-                .ok_or("system: must be a string or an array of text blocks")?,
-        }),
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    match &request.system {
+        None => {}
+        Some(System::Text(text)) => messages.push(MockMessage::new(Role::System, text.clone())),
+        Some(System::Blocks(blocks)) => {
+            messages.push(MockMessage::new(Role::System, text_of(blocks)));
+        }
     }
-    for (i, message) in raw_messages.iter().enumerate() {
-        let role = match message.get("role").and_then(Value::as_str) {
-            Some("user") => Role::User,
-            Some("assistant") => Role::Assistant,
-            _ => {
+    for (i, message) in request.messages.iter().enumerate() {
+        let role = match &message.role {
+            wire::Role::User => Role::User,
+            wire::Role::Assistant => Role::Assistant,
+            wire::Role::Other(_) => {
                 return Err(format!(
                     "messages.{i}.role: must be \"user\" or \"assistant\""
                 ));
             }
         };
-        let content = message.get("content").and_then(text_of).ok_or_else(|| {
-            format!("messages.{i}.content: must be a string or an array of blocks")
-        })?;
+        let content = match &message.content {
+            MessageContent::Text(text) => text.clone(),
+            MessageContent::Blocks(blocks) => text_of(blocks),
+        };
         messages.push(MockMessage { role, content });
     }
-    let format = match body.get("tool_choice") {
-        Some(choice) if choice.get("type").and_then(Value::as_str) == Some("tool") => {
-            let name = choice
-                .get("name")
-                .and_then(Value::as_str)
+    let choice = request.tool_choice.as_ref().map(|c| &c.kind);
+    let format = match &request.tool_choice {
+        Some(forced) if forced.kind == ToolChoiceKind::Tool => {
+            let name = forced
+                .name
+                .as_deref()
                 .ok_or("tool_choice.name: field required")?;
-            let schema = body
-                .get("tools")
-                .and_then(Value::as_array)
-                .and_then(|tools| {
-                    tools
-                        .iter()
-                        .find(|t| t.get("name").and_then(Value::as_str) == Some(name))
-                })
-                .and_then(|tool| tool.get("input_schema"))
+            let schema = request
+                .tools
+                .iter()
+                .flatten()
+                .find(|t| t.name == name)
+                .and_then(|tool| tool.input_schema.as_ref())
                 .ok_or_else(|| format!("tool_choice names {name:?}, which is not among tools"))?;
             ReplyFormat::Tool {
                 name: name.to_owned(),
@@ -79,60 +77,100 @@ pub(crate) fn parse(body: &Value) -> Result<Call, String> {
         }
         _ => ReplyFormat::Free,
     };
-    let stream = match body.get("stream") {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => return Err("stream: must be a boolean".into()),
-    };
     // Tools are offered (to the model's choice) unless one is forced or the choice is none.
-    let offered = match (&format, body.get("tool_choice")) {
+    let offered = match (&format, choice) {
         (ReplyFormat::Tool { .. }, _) => false,
-        (_, Some(choice)) => choice.get("type").and_then(Value::as_str) != Some("none"),
+        (_, Some(kind)) => *kind != ToolChoiceKind::None,
         (_, None) => true,
     };
-    let tools = match body.get("tools") {
-        Some(Value::Array(tools)) if offered => tools
+    let tools = match &request.tools {
+        Some(tools) if offered => tools
             .iter()
-            .filter_map(|t| {
-                Some(MockTool {
-                    name: t.get("name").and_then(Value::as_str)?.to_owned(),
-                    parameters: t.get("input_schema").cloned().unwrap_or(Value::Null),
-                })
+            .map(|t| MockTool {
+                name: t.name.clone(),
+                parameters: t.input_schema.clone().unwrap_or(Value::Null),
             })
             .collect(),
         _ => Vec::new(),
     };
     Ok(Call {
         request: MockRequest {
-            model: model.to_owned(),
+            model: request.model.clone(),
             messages,
             format,
-            stream,
+            stream: request.stream.unwrap_or(false),
             tools,
         },
         include_usage: true,
     })
 }
 
-/// The text of a string or of an array of blocks (`text`, `tool_use` input as JSON,
-/// `tool_result` content), parts joined by newlines.
-fn text_of(content: &Value) -> Option<String> {
-    match content {
-        Value::String(text) => Some(text.clone()),
-        Value::Array(blocks) => Some(
-            blocks
-                .iter()
-                .filter_map(|block| match block.get("type").and_then(Value::as_str) {
-                    Some("text") => block.get("text").and_then(Value::as_str).map(str::to_owned),
-                    Some("tool_use") => block.get("input").map(Value::to_string),
-                    Some("tool_result") => block.get("content").and_then(text_of),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        _ => None,
+/// Why a body the typed request does not read is refused: the first of the checks a client
+/// can act on, in the order they were always made (read from the raw body, since it did not
+/// parse), else serde's own message.
+fn refusal(body: &Value, error: &serde_json::Error) -> String {
+    let Some(body) = body.as_object() else {
+        return "the request body must be a JSON object".into();
+    };
+    if !body.get("model").is_some_and(Value::is_string) {
+        return "model: field required (a string)".into();
     }
+    if body
+        .get("max_tokens")
+        .and_then(Value::as_u64)
+        .is_none_or(|n| n < 1)
+    {
+        return "max_tokens: field required (an integer of at least 1)".into();
+    }
+    let Some(messages) = body.get("messages").and_then(Value::as_array) else {
+        return "messages: field required (an array)".into();
+    };
+    if messages.is_empty() {
+        return "messages: at least one message is required".into();
+    }
+    let text_or_blocks = |v: Option<&Value>| matches!(v, Some(Value::String(_) | Value::Array(_)));
+    if !matches!(body.get("system"), None | Some(Value::Null))
+        && !text_or_blocks(body.get("system"))
+    {
+        return "system: must be a string or an array of text blocks".into();
+    }
+    for (i, message) in messages.iter().enumerate() {
+        if !matches!(
+            message.get("role").and_then(Value::as_str),
+            Some("user" | "assistant")
+        ) {
+            return format!("messages.{i}.role: must be \"user\" or \"assistant\"");
+        }
+        if !text_or_blocks(message.get("content")) {
+            return format!("messages.{i}.content: must be a string or an array of blocks");
+        }
+    }
+    if !matches!(
+        body.get("stream"),
+        None | Some(Value::Null | Value::Bool(_))
+    ) {
+        return "stream: must be a boolean".into();
+    }
+    format!("the request body is not a Messages request: {error}")
+}
+
+/// The text of blocks (`text`, `tool_use` input as JSON, `tool_result` content), parts joined
+/// by newlines.
+fn text_of(blocks: &[ContentBlock]) -> String {
+    blocks
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.clone()),
+            ContentBlock::ToolUse(call) => Some(call.input.to_string()),
+            ContentBlock::ToolResult(result) => match &result.content {
+                Some(ToolResultContent::Text(text)) => Some(text.clone()),
+                Some(ToolResultContent::Blocks(blocks)) => Some(text_of(blocks)),
+                None => None,
+            },
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// An Anthropic error body.
@@ -145,11 +183,22 @@ pub(crate) fn error(status: u16, message: &str) -> Value {
         529 => "overloaded_error",
         _ => "api_error",
     };
-    json!({"type": "error", "error": {"type": kind, "message": message}})
+    to_json(&ErrorBody::new(kind, message))
 }
 
-fn frame(event: &str, data: &Value) -> String {
-    format!("event: {event}\ndata: {data}\n\n")
+/// A wire value as JSON (infallible for these types: string keys, no non-finite floats).
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// An SSE frame of `event`, its data written through `Value` so that keys come in the order
+/// they always did.
+fn frame(event: &StreamEvent) -> String {
+    format!(
+        "event: {}\ndata: {}\n\n",
+        event.event_name(),
+        to_json(event)
+    )
 }
 
 /// The reply as a `message` object or as SSE events, text and tool input streamed
@@ -183,13 +232,17 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
         } if !calls.is_empty() => {
             let mut blocks = Vec::with_capacity(calls.len() + 1);
             if !content.is_empty() {
-                blocks.push((text_block(content), content.clone(), pieces.as_deref()));
+                blocks.push((
+                    ContentBlock::text(content.clone()),
+                    content.clone(),
+                    pieces.as_deref(),
+                ));
             }
             for (i, call) in calls.iter().enumerate() {
                 let block = tool_block(&format!("{id}_{i}"), &call.name, &call.arguments);
                 blocks.push((block, call.arguments.to_string(), None));
             }
-            (blocks, usage, "tool_use", false)
+            (blocks, usage, wire::StopReason::ToolUse, false)
         }
         MockReply::Text {
             content,
@@ -198,7 +251,11 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
             pieces,
             ..
         } => (
-            vec![(text_block(content), content.clone(), pieces.as_deref())],
+            vec![(
+                ContentBlock::text(content.clone()),
+                content.clone(),
+                pieces.as_deref(),
+            )],
             usage,
             stop_reason(*stop),
             false,
@@ -217,7 +274,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
             (
                 vec![(tool_block(&id, name, input), streamed, pieces.as_deref())],
                 usage,
-                "tool_use",
+                wire::StopReason::ToolUse,
                 false,
             )
         }
@@ -229,114 +286,126 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
         } => {
             let block = match tool {
                 Some(name) => tool_block(&id, name, &Value::Object(Default::default())),
-                None => text_block(content),
+                None => ContentBlock::text(content.clone()),
             };
             (
                 vec![(block, content.clone(), None)],
                 usage,
-                "end_turn",
+                wire::StopReason::EndTurn,
                 true,
             )
         }
     };
-    let message = |content: Value, stop: Value, usage: Value| {
-        json!({
-            "id": format!("msg_mock_{id}"),
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": content,
-            "stop_reason": stop,
-            "stop_sequence": null,
-            "usage": usage,
-        })
+    let message = |content: Vec<ContentBlock>,
+                   stop: Option<wire::StopReason>,
+                   usage: wire::Usage| MessagesResponse {
+        id: format!("msg_mock_{id}"),
+        kind: "message".into(),
+        role: wire::Role::Assistant,
+        model: model.to_owned(),
+        content,
+        stop_reason: Some(stop),
+        stop_sequence: Some(None),
+        usage: Some(usage),
+        extra: Extra::new(),
     };
+    let whole_usage = wire::Usage::new(usage.prompt_tokens, usage.completion_tokens);
     if !call.request.stream {
+        let blocks = blocks.iter().map(|(block, ..)| block.clone()).collect();
         return Rendered::Json {
             status: 200,
             retry_after: None,
-            body: message(
-                blocks.iter().map(|(block, ..)| block.clone()).collect(),
-                json!(stop),
-                usage_json(usage),
-            ),
+            body: to_json(&message(blocks, Some(stop), whole_usage)),
         };
     }
-    let start_usage = json!({"input_tokens": usage.prompt_tokens, "output_tokens": 1});
-    let mut frames = vec![frame(
-        "message_start",
-        &json!({"type": "message_start", "message": message(json!([]), Value::Null, start_usage)}),
-    )];
+    let start_usage = wire::Usage::new(usage.prompt_tokens, 1);
+    let mut frames = vec![frame(&StreamEvent::MessageStart(MessageStartEvent {
+        message: message(Vec::new(), None, start_usage),
+        extra: Extra::new(),
+    }))];
     for (index, (block, streamed, scripted)) in blocks.iter().enumerate() {
-        let is_tool = block.get("type") == Some(&json!("tool_use"));
-        let start_block = if is_tool {
-            let mut empty = block.clone();
-            if let Some(object) = empty.as_object_mut() {
-                object.insert("input".into(), json!({}));
+        let index = index as u64;
+        let (start_block, is_tool) = match block {
+            ContentBlock::ToolUse(tool) => {
+                let mut empty = tool.clone();
+                empty.input = Value::Object(Default::default());
+                (ContentBlock::ToolUse(empty), true)
             }
-            empty
-        } else {
-            text_block("")
+            _ => (ContentBlock::text(""), false),
         };
-        frames.push(frame(
-            "content_block_start",
-            &json!({"type": "content_block_start", "index": index, "content_block": start_block}),
-        ));
+        frames.push(frame(&StreamEvent::ContentBlockStart(
+            ContentBlockStartEvent {
+                index,
+                content_block: start_block,
+                extra: Extra::new(),
+            },
+        )));
         let parts = deltas(streamed, *scripted, piece_chars);
         let sent = if broken { parts.len() / 2 } else { parts.len() };
         for piece in parts.iter().take(sent) {
             let delta = if is_tool {
-                json!({"type": "input_json_delta", "partial_json": piece})
+                Delta::InputJsonDelta(InputJsonDelta {
+                    partial_json: (*piece).to_owned(),
+                    extra: Extra::new(),
+                })
             } else {
-                json!({"type": "text_delta", "text": piece})
+                Delta::TextDelta(TextDelta {
+                    text: (*piece).to_owned(),
+                    extra: Extra::new(),
+                })
             };
-            frames.push(frame(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
-            ));
+            frames.push(frame(&StreamEvent::ContentBlockDelta(
+                ContentBlockDeltaEvent {
+                    index,
+                    delta,
+                    extra: Extra::new(),
+                },
+            )));
         }
         if broken {
             break;
         }
-        frames.push(frame(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": index}),
-        ));
+        frames.push(frame(&StreamEvent::ContentBlockStop(
+            ContentBlockStopEvent {
+                index,
+                extra: Extra::new(),
+            },
+        )));
     }
     if !broken {
-        frames.push(frame(
-            "message_delta",
-            &json!({"type": "message_delta",
-                    "delta": {"stop_reason": stop, "stop_sequence": null},
-                    "usage": {"output_tokens": usage.completion_tokens}}),
-        ));
-        frames.push(frame("message_stop", &json!({"type": "message_stop"})));
+        frames.push(frame(&StreamEvent::MessageDelta(MessageDeltaEvent {
+            delta: MessageDelta {
+                stop_reason: Some(Some(stop)),
+                stop_sequence: Some(None),
+                extra: Extra::new(),
+            },
+            usage: Some(wire::Usage {
+                output_tokens: Some(usage.completion_tokens),
+                ..wire::Usage::default()
+            }),
+            extra: Extra::new(),
+        })));
+        frames.push(frame(&StreamEvent::MessageStop(Extra::new())));
     }
     Rendered::Events { frames, broken }
 }
 
-fn text_block(text: &str) -> Value {
-    json!({"type": "text", "text": text})
+fn tool_block(id: &str, name: &str, input: &Value) -> ContentBlock {
+    ContentBlock::tool_use(format!("toolu_mock_{id}"), name, input.clone())
 }
 
-fn tool_block(id: &str, name: &str, input: &Value) -> Value {
-    json!({"type": "tool_use", "id": format!("toolu_mock_{id}"), "name": name, "input": input})
-}
-
-fn usage_json(usage: &Usage) -> Value {
-    json!({"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens})
-}
-
-fn stop_reason(stop: StopReason) -> &'static str {
+fn stop_reason(stop: StopReason) -> wire::StopReason {
     match stop {
-        StopReason::End => "end_turn",
-        StopReason::Length => "max_tokens",
+        StopReason::End => wire::StopReason::EndTurn,
+        StopReason::Length => wire::StopReason::MaxTokens,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::request::Usage;
+    use serde_json::json;
 
     #[test]
     fn requests_are_read_with_blocks_and_forced_tools() {
@@ -520,6 +589,173 @@ mod tests {
                 })
                 .collect();
             assert_eq!(deltas, expected, "{chars}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+    use crate::request::{MockCall, ReplyInfo, Usage};
+    use serde_json::json;
+
+    fn reply() -> MockReply {
+        MockReply::Text {
+            content: "Hi.".into(),
+            calls: vec![MockCall {
+                name: "ask".into(),
+                arguments: json!({"q": 1}),
+            }],
+            usage: Usage {
+                prompt_tokens: 7,
+                completion_tokens: 3,
+            },
+            stop: StopReason::End,
+            fault: None,
+            pieces: None,
+            info: ReplyInfo {
+                id: "abc".into(),
+                attempt: 1,
+                delay: std::time::Duration::ZERO,
+                target: None,
+            },
+        }
+    }
+
+    #[test]
+    fn messages_events_and_errors_are_written_exactly_as_before() {
+        let body = |stream: bool| {
+            json!({"model": "m", "max_tokens": 5, "stream": stream,
+                   "messages": [{"role": "user", "content": "x"}]})
+        };
+        let message = |content: Value, stop: Value, usage: Value| {
+            json!({"id": "msg_mock_abc", "type": "message", "role": "assistant", "model": "m",
+                   "content": content, "stop_reason": stop, "stop_sequence": null, "usage": usage})
+        };
+        let text = json!({"type": "text", "text": "Hi."});
+        let tool = |input: Value| json!({"type": "tool_use", "id": "toolu_mock_abc_0", "name": "ask", "input": input});
+        let Rendered::Json { body: whole, .. } =
+            render(&reply(), &parse(&body(false)).unwrap(), 100)
+        else {
+            panic!("not JSON")
+        };
+        assert_eq!(
+            whole,
+            message(
+                json!([text, tool(json!({"q": 1}))]),
+                json!("tool_use"),
+                json!({"input_tokens": 7, "output_tokens": 3})
+            )
+        );
+        let Rendered::Events { frames, .. } = render(&reply(), &parse(&body(true)).unwrap(), 100)
+        else {
+            panic!("not events")
+        };
+        let expected = [
+            (
+                "message_start",
+                json!({"type": "message_start", "message": message(json!([]),
+                Value::Null, json!({"input_tokens": 7, "output_tokens": 1}))}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": "Hi."}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 0}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 1,
+                "content_block": tool(json!({}))}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": "{\"q\":1}"}}),
+            ),
+            (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": 1}),
+            ),
+            (
+                "message_delta",
+                json!({"type": "message_delta",
+                "delta": {"stop_reason": "tool_use", "stop_sequence": null},
+                "usage": {"output_tokens": 3}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ];
+        assert_eq!(frames.len(), expected.len());
+        for (frame, (event, data)) in frames.iter().zip(expected) {
+            assert_eq!(frame, &format!("event: {event}\ndata: {data}\n\n"));
+        }
+        assert_eq!(
+            error(529, "busy"),
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+        );
+    }
+
+    #[test]
+    fn refusals_keep_their_messages() {
+        let user = json!([{"role": "user", "content": "x"}]);
+        let cases = [
+            (json!(1), "the request body must be a JSON object"),
+            (
+                json!({"max_tokens": 5, "messages": user}),
+                "model: field required (a string)",
+            ),
+            (
+                json!({"model": "m", "messages": user}),
+                "max_tokens: field required (an integer of at least 1)",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 0, "messages": user}),
+                "max_tokens: field required (an integer of at least 1)",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5}),
+                "messages: field required (an array)",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "messages": []}),
+                "messages: at least one message is required",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "system": 3, "messages": user}),
+                "system: must be a string or an array of text blocks",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "messages": [{"role": "system", "content": "x"}]}),
+                "messages.0.role: must be \"user\" or \"assistant\"",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": 1}]}),
+                "messages.0.content: must be a string or an array of blocks",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "messages": user, "tool_choice": {"type": "tool"}}),
+                "tool_choice.name: field required",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "messages": user,
+                       "tool_choice": {"type": "tool", "name": "nope"}}),
+                "tool_choice names \"nope\", which is not among tools",
+            ),
+            (
+                json!({"model": "m", "max_tokens": 5, "messages": user, "stream": 1}),
+                "stream: must be a boolean",
+            ),
+        ];
+        for (body, message) in cases {
+            assert_eq!(parse(&body).err().as_deref(), Some(message), "{body}");
         }
     }
 }
