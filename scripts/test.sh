@@ -48,6 +48,9 @@ fi
 step "format"
 cargo fmt --all -- --check
 
+step "dependency directions"
+scripts/check-deps.sh
+
 step "lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 

@@ -152,7 +152,6 @@ impl Engine {
         &self.metrics
     }
 
-    /// The store.
     /// Runs the retention sweep (`[retention] payload_days`) every `sweep_every` until the
     /// returned task is aborted; `None` when payloads are kept for ever. A failed sweep is
     /// logged and tried again at the next tick.
@@ -161,11 +160,12 @@ impl Engine {
         let every = self.config.retention.sweep_every;
         let (store, metrics) = (Arc::clone(&self.store), Arc::clone(&self.metrics));
         Some(tokio::spawn(async move {
-            let mut retention = crate::retention::Retention::new(days);
+            let mut retention = bridle_store::retention::Retention::new(days);
             let mut ticks = tokio::time::interval(every);
             loop {
                 ticks.tick().await;
-                match retention.sweep(store.as_ref(), &metrics).await {
+                let purged = |count| metrics.purged(count);
+                match retention.sweep(store.as_ref(), &purged).await {
                     Ok(0) => {}
                     Ok(purged) => tracing::info!(purged, days, "retention: payloads purged"),
                     Err(error) => tracing::warn!(%error, "retention sweep failed; next tick"),
@@ -174,6 +174,7 @@ impl Engine {
         }))
     }
 
+    /// The store.
     pub fn store(&self) -> &dyn Store {
         self.store.as_ref()
     }

@@ -1,6 +1,10 @@
-//! Bridle's engine: the turn loop (attempt, check, feedback, retry, fallback), the providers
-//! that complete chats (OpenAI-compatible, Anthropic, the built-in mock) and the store that
-//! records every attempt (SQLite, PostgreSQL).
+//! Bridle's engine: the turn loop (attempt, check, feedback, retry, fallback), streaming turns
+//! and their events, policies, replay, metrics and the [`Engine`] façade over them.
+//!
+//! The attempt store (`bridle-store`: SQLite, PostgreSQL) and the providers that complete chats
+//! (`bridle-providers`: OpenAI-compatible, Anthropic, the built-in mock) are crates of their own;
+//! they are re-exported here as [`store`] and [`providers`] so an application needs only this
+//! crate.
 
 mod bounded;
 pub mod config;
@@ -8,14 +12,13 @@ pub mod engine;
 pub mod events;
 pub mod metrics;
 pub mod policy;
-pub mod private_files;
-pub mod providers;
 pub mod replay;
-pub mod retention;
-pub mod store;
 mod streamed;
-mod strings_as;
 pub mod turn;
+
+pub use bridle_providers as providers;
+pub use bridle_store as store;
+pub use bridle_store::{private_files, retention};
 
 pub use config::{Config, RetryPolicy};
 pub use engine::{Engine, EngineError};

@@ -220,7 +220,7 @@ impl EngineMetrics {
         }
     }
 
-    /// Adds the store's pauses of its writes ([`crate::store::Store::write_pauses`]).
+    /// Adds the store's pauses of its writes ([`crate::store::TurnWrites::write_pauses`]).
     pub fn register_write_pauses(&mut self, pauses: Histogram) {
         self.registry.register(
             "bridle_store_write_pause_seconds",
@@ -230,7 +230,7 @@ impl EngineMetrics {
     }
 
     /// Adds the count of writes that failed after their answer went out
-    /// ([`crate::store::Store::write_failures`]).
+    /// ([`crate::store::TurnWrites::write_failures`]).
     pub fn register_write_failures(&mut self, failures: Counter) {
         self.registry.register(
             "bridle_store_write_failures",

@@ -1,8 +1,8 @@
 //! [`run_turn`]: one user message → attempts → one final message (valid, or the contract's
 //! fallback). Steps 2–8 of the request path in ARCHITECTURE.md.
 //!
-//! The user's message is stored while the model is called ([`Store::open_turn`]), and settled
-//! with the first attempt ([`Store::record_after`]). Each attempt is stored the moment it ends,
+//! The user's message is stored while the model is called ([`TurnWrites::open_turn`]), and settled
+//! with the first attempt ([`TurnWrites::record_after`]). Each attempt is stored the moment it ends,
 //! before anything else happens. An invalid reply
 //! is followed by exactly two messages — the model's own bad reply as the assistant turn, then
 //! one user message with the contract's bounded feedback — replacing the previous attempt's

@@ -5,8 +5,8 @@
 //! feedback names what a fault broke, the next attempt is valid; when it does not, the fault is
 //! repeated — so good feedback and bad feedback can be told apart in tests.
 //!
-//! Use it in process ([`MockModel::respond`]) or over HTTP ([`serve`], [`MockServer`]) with the
-//! OpenAI Chat Completions and Anthropic Messages formats, streaming included — in deltas of a
+//! Use it in process ([`MockModel::respond`]) or, with the `http` feature (on by default), over
+//! HTTP (`serve`, `MockServer`) with the OpenAI Chat Completions and Anthropic Messages formats, streaming included — in deltas of a
 //! set size or scripted ones, paced, re-cut into small network writes, and with how each stream
 //! ended (read through, or dropped by the client) in the request log. Offered a
 //! `present_question` tool in a question-card mode, it asks its question with a tool call.
@@ -26,6 +26,7 @@
 //! assert!(contract.check(&content, &bridle_core::Context::new()).is_valid());
 //! ```
 
+#[cfg(feature = "http")]
 mod anthropic;
 mod config;
 mod corrupt;
@@ -35,13 +36,17 @@ mod generate;
 mod kinds;
 mod log;
 mod model;
+#[cfg(feature = "http")]
 mod openai;
 mod request;
+#[cfg(feature = "http")]
 mod reset;
 mod scalars;
 mod script;
+#[cfg(feature = "http")]
 mod server;
 mod shape;
+#[cfg(feature = "http")]
 mod stream;
 mod words;
 
@@ -59,4 +64,5 @@ pub use request::{
     ReplyInfo, Role, StopReason, Usage,
 };
 pub use script::{Script, ScriptError, ScriptTurn, Step};
+#[cfg(feature = "http")]
 pub use server::{MockServer, app, serve};

@@ -3,7 +3,9 @@
 //! the mock's front ends).
 //!
 //! - [`openai`]: OpenAI Chat Completions;
-//! - [`anthropic`]: Anthropic Messages.
+//! - [`anthropic`]: Anthropic Messages;
+//! - [`strings_as`]: a JSON value written with its strings replaced on the fly (the stored
+//!   request leaves its prompt out, the upstream body writes long texts from their escaped form).
 //!
 //! Serde only, no I/O. Every type that a pass-through carries keeps the fields it does not
 //! model in an explicit `extra` map (`#[serde(flatten)]`), so a body read and written again
@@ -12,6 +14,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod strings_as;
 
 /// The fields of a wire object that Bridle does not model, kept as they came.
 pub type Extra = serde_json::Map<String, serde_json::Value>;

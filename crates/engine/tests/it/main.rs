@@ -1,6 +1,6 @@
-//! Engine integration tests: the attempt store on real SQLite and PostgreSQL, and the turn loop
-//! against the mock LLM — in process, and over real HTTP on loopback with the OpenAI and
-//! Anthropic providers.
+//! Engine integration tests: the turn loop on real SQLite and PostgreSQL stores against the mock
+//! LLM — in process, and over real HTTP on loopback with the OpenAI and Anthropic providers —
+//! policies and oversize replies. (The store's and the providers' own tests live in their crates.)
 
 #![allow(clippy::unwrap_used)]
 
@@ -25,7 +25,4 @@ macro_rules! on_both_backends {
 mod http_turn;
 mod oversize;
 mod policy;
-mod providers;
-mod store;
-mod store_after_reply;
 mod turn;

@@ -8,7 +8,7 @@ use crate::store::{
     alices_tutor_conversation, is_foreign_key_violation, message_ids, new_conversation, turn_id,
     user_message, valid_attempt,
 };
-use bridle_engine::store::{self, Commit, Conversation, StoreError, View};
+use bridle_store::{self as store, Commit, Conversation, StoreError, View};
 
 /// A fresh database in a temporary directory, and its URL.
 fn database() -> (tempfile::TempDir, String) {

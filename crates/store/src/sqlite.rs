@@ -16,8 +16,9 @@ use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Commit, Conversation, ConversationFilter, ConversationStatus, ConversationSummary,
     Interruption, Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending,
-    PurgeRange, Purged, SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
+    PurgeRange, Purged, SafetyEvent, Stats, StatsQuery, StoreError, View, now_ms,
 };
+use super::{Purges, Reads, TurnWrites};
 use async_trait::async_trait;
 use futures::TryStreamExt;
 use rusqlite::params;
@@ -43,37 +44,37 @@ const MIGRATIONS: &[Embedded] = &[
     Embedded {
         version: 1,
         name: "initial",
-        sql: include_str!("../../migrations/sqlite/0001_initial.sql"),
+        sql: include_str!("../migrations/sqlite/0001_initial.sql"),
     },
     Embedded {
         version: 2,
         name: "stats_indexes",
-        sql: include_str!("../../migrations/sqlite/0002_stats_indexes.sql"),
+        sql: include_str!("../migrations/sqlite/0002_stats_indexes.sql"),
     },
     Embedded {
         version: 3,
         name: "bump_trigger",
-        sql: include_str!("../../migrations/sqlite/0003_bump_trigger.sql"),
+        sql: include_str!("../migrations/sqlite/0003_bump_trigger.sql"),
     },
     Embedded {
         version: 4,
         name: "interrupted",
-        sql: include_str!("../../migrations/sqlite/0004_interrupted.sql"),
+        sql: include_str!("../migrations/sqlite/0004_interrupted.sql"),
     },
     Embedded {
         version: 5,
         name: "payload_purged",
-        sql: include_str!("../../migrations/sqlite/0005_payload_purged.sql"),
+        sql: include_str!("../migrations/sqlite/0005_payload_purged.sql"),
     },
     Embedded {
         version: 6,
         name: "prompts",
-        sql: include_str!("../../migrations/sqlite/0006_prompts.sql"),
+        sql: include_str!("../migrations/sqlite/0006_prompts.sql"),
     },
     Embedded {
         version: 7,
         name: "store_health",
-        sql: include_str!("../../migrations/sqlite/0007_store_health.sql"),
+        sql: include_str!("../migrations/sqlite/0007_store_health.sql"),
     },
 ];
 
@@ -303,7 +304,7 @@ impl StoreRow for SqliteRow {
 }
 
 #[async_trait]
-impl Store for SqliteStore {
+impl TurnWrites for SqliteStore {
     fn backend(&self) -> &'static str {
         "sqlite"
     }
@@ -344,45 +345,6 @@ impl Store for SqliteStore {
             .await
     }
 
-    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
-        // Answers already given are read back (`store_commit = "after_reply"`).
-        self.writer.settled().await;
-        let row = sqlx::query(
-            "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
-             FROM conversations WHERE id = ?",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(rows::conversation).transpose()
-    }
-
-    async fn list_conversations(
-        &self,
-        filter: &ConversationFilter,
-        page: PageRequest,
-    ) -> Result<Page<ConversationSummary>, StoreError> {
-        self.writer.settled().await;
-        let limit = listing::clamp_limit(page.limit);
-        // One read transaction: the total and the page come from the same snapshot.
-        let mut tx = self.pool.begin().await?;
-        let total: i64 = listing::count_query::<Sqlite>(filter, TEXT_MATCH)
-            .build_query_scalar()
-            .fetch_one(&mut *tx)
-            .await?;
-        let found = listing::page_query::<Sqlite>(filter, TEXT_MATCH, page)
-            .build()
-            .fetch_all(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Page {
-            items: found.iter().map(rows::summary).collect::<Result<_, _>>()?,
-            total: listing::total(total),
-            offset: page.offset,
-            limit,
-        })
-    }
-
     async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
         self.update_conversation(
             "UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?",
@@ -417,49 +379,6 @@ impl Store for SqliteStore {
             id,
         )
         .await
-    }
-
-    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
-        let now = now_ms();
-        let times = self
-            .writer
-            .write(move |db| {
-                let chosen = db
-                    .prepare_cached(
-                        "SELECT id, prompt_hash FROM messages \
-                         WHERE role = 'assistant' AND created_at >= ? AND created_at < ? \
-                         AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
-                         ORDER BY created_at LIMIT ?",
-                    )?
-                    .query_map(params![range.from, range.before, range.limit], |row| {
-                        Ok((row.get::<_, i64>(0)?, row.get::<_, Option<String>>(1)?))
-                    })?
-                    .collect::<rusqlite::Result<Vec<_>>>()?;
-                let mut purge = db.prepare_cached(
-                    "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
-                     prompt_hash = NULL, prompt_pointer = NULL, payload_purged_at = ? \
-                     WHERE id = ? RETURNING created_at",
-                )?;
-                let times = chosen
-                    .iter()
-                    .map(|(id, _)| purge.query_row(params![now, id], |row| row.get::<_, i64>(0)))
-                    .collect::<rusqlite::Result<Vec<i64>>>()?;
-                // A prompt goes with the last request that used it.
-                let hashes: std::collections::BTreeSet<&String> = chosen
-                    .iter()
-                    .filter_map(|(_, hash)| hash.as_ref())
-                    .collect();
-                let mut unused = db.prepare_cached(
-                    "DELETE FROM prompts WHERE hash = ?1 \
-                     AND NOT EXISTS (SELECT 1 FROM messages WHERE prompt_hash = ?1)",
-                )?;
-                for hash in hashes {
-                    unused.execute(params![hash])?;
-                }
-                Ok(times)
-            })
-            .await?;
-        Ok(Purged::of(&times))
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
@@ -526,6 +445,75 @@ impl Store for SqliteStore {
         Ok((first, id?))
     }
 
+    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
+        let concerns = rows::to_json(&event.concerns)?;
+        let event = event.clone();
+        let now = now_ms();
+        self.writer
+            .write(move |db| {
+                db.prepare_cached(
+                    "INSERT INTO safety_events \
+                     (conversation_id, message_id, level, concerns, action, notified_at, \
+                     created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                )?
+                .query_row(
+                    params![
+                        event.conversation_id,
+                        event.message_id,
+                        event.level,
+                        concerns,
+                        event.action,
+                        event.notified_at,
+                        now,
+                    ],
+                    |found| found.get(0),
+                )
+            })
+            .await
+    }
+}
+
+#[async_trait]
+impl Reads for SqliteStore {
+    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        // Answers already given are read back (`store_commit = "after_reply"`).
+        self.writer.settled().await;
+        let row = sqlx::query(
+            "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
+             FROM conversations WHERE id = ?",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(rows::conversation).transpose()
+    }
+
+    async fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: PageRequest,
+    ) -> Result<Page<ConversationSummary>, StoreError> {
+        self.writer.settled().await;
+        let limit = listing::clamp_limit(page.limit);
+        // One read transaction: the total and the page come from the same snapshot.
+        let mut tx = self.pool.begin().await?;
+        let total: i64 = listing::count_query::<Sqlite>(filter, TEXT_MATCH)
+            .build_query_scalar()
+            .fetch_one(&mut *tx)
+            .await?;
+        let found = listing::page_query::<Sqlite>(filter, TEXT_MATCH, page)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Page {
+            items: found.iter().map(rows::summary).collect::<Result<_, _>>()?,
+            total: listing::total(total),
+            offset: page.offset,
+            limit,
+        })
+    }
+
     async fn messages(
         &self,
         conversation_id: &str,
@@ -558,33 +546,6 @@ impl Store for SqliteStore {
             .fetch_optional(&self.pool)
             .await?;
         found.as_ref().map(message_with_prompt).transpose()
-    }
-
-    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
-        let concerns = rows::to_json(&event.concerns)?;
-        let event = event.clone();
-        let now = now_ms();
-        self.writer
-            .write(move |db| {
-                db.prepare_cached(
-                    "INSERT INTO safety_events \
-                     (conversation_id, message_id, level, concerns, action, notified_at, \
-                     created_at) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                )?
-                .query_row(
-                    params![
-                        event.conversation_id,
-                        event.message_id,
-                        event.level,
-                        concerns,
-                        event.action,
-                        event.notified_at,
-                        now,
-                    ],
-                    |found| found.get(0),
-                )
-            })
-            .await
     }
 
     async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError> {
@@ -638,6 +599,52 @@ impl Store for SqliteStore {
                 .map(stats::repair_count)
                 .collect::<Result<_, _>>()?,
         ))
+    }
+}
+
+#[async_trait]
+impl Purges for SqliteStore {
+    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
+        let now = now_ms();
+        let times = self
+            .writer
+            .write(move |db| {
+                let chosen = db
+                    .prepare_cached(
+                        "SELECT id, prompt_hash FROM messages \
+                         WHERE role = 'assistant' AND created_at >= ? AND created_at < ? \
+                         AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
+                         ORDER BY created_at LIMIT ?",
+                    )?
+                    .query_map(params![range.from, range.before, range.limit], |row| {
+                        Ok((row.get::<_, i64>(0)?, row.get::<_, Option<String>>(1)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<_>>>()?;
+                let mut purge = db.prepare_cached(
+                    "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
+                     prompt_hash = NULL, prompt_pointer = NULL, payload_purged_at = ? \
+                     WHERE id = ? RETURNING created_at",
+                )?;
+                let times = chosen
+                    .iter()
+                    .map(|(id, _)| purge.query_row(params![now, id], |row| row.get::<_, i64>(0)))
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                // A prompt goes with the last request that used it.
+                let hashes: std::collections::BTreeSet<&String> = chosen
+                    .iter()
+                    .filter_map(|(_, hash)| hash.as_ref())
+                    .collect();
+                let mut unused = db.prepare_cached(
+                    "DELETE FROM prompts WHERE hash = ?1 \
+                     AND NOT EXISTS (SELECT 1 FROM messages WHERE prompt_hash = ?1)",
+                )?;
+                for hash in hashes {
+                    unused.execute(params![hash])?;
+                }
+                Ok(times)
+            })
+            .await?;
+        Ok(Purged::of(&times))
     }
 }
 

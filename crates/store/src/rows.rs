@@ -159,7 +159,7 @@ macro_rules! select_messages {
     };
     (prompts $tail:literal) => {
         concat!(
-            $crate::store::rows::select_messages!(@columns "request_payload, raw_response"),
+            $crate::rows::select_messages!(@columns "request_payload, raw_response"),
             ", prompt_pointer, prompts.text AS prompt_text FROM messages ",
             "LEFT JOIN prompts ON prompts.hash = messages.prompt_hash ",
             $tail
@@ -167,7 +167,7 @@ macro_rules! select_messages {
     };
     (without_payloads $null:literal, $tail:literal) => {
         concat!(
-            $crate::store::rows::select_messages!(@columns concat!(
+            $crate::rows::select_messages!(@columns concat!(
                 $null, " AS request_payload, ", $null, " AS raw_response"
             )),
             " FROM messages ",
@@ -176,7 +176,7 @@ macro_rules! select_messages {
     };
     ($tail:literal) => {
         concat!(
-            $crate::store::rows::select_messages!(@columns "request_payload, raw_response"),
+            $crate::rows::select_messages!(@columns "request_payload, raw_response"),
             " FROM messages ",
             $tail
         )

@@ -8,8 +8,7 @@
 //! oldest first, and remembers how far it got, so it never reads the same stretch of history
 //! twice while the process runs.
 
-use crate::metrics::EngineMetrics;
-use crate::store::{PurgeRange, Store, StoreError, now_ms};
+use crate::{PurgeRange, Store, StoreError, now_ms};
 use std::time::Duration;
 
 /// Attempts purged per transaction.
@@ -41,20 +40,22 @@ impl Retention {
     }
 
     /// Purges what is older than the limit now; returns how many attempts were purged.
+    /// `purged` hears each committed batch's count (the engine counts them in its metrics).
     pub async fn sweep(
         &mut self,
         store: &dyn Store,
-        metrics: &EngineMetrics,
+        purged: &(dyn Fn(u64) + Send + Sync),
     ) -> Result<u64, StoreError> {
-        self.sweep_before(store, metrics, self.cutoff(now_ms()))
+        self.sweep_before(store, purged, self.cutoff(now_ms()))
             .await
     }
 
-    /// Purges every attempt stored before `before` (Unix ms) that still has a payload.
+    /// Purges every attempt stored before `before` (Unix ms) that still has a payload;
+    /// `on_batch` hears each committed batch's count.
     pub async fn sweep_before(
         &mut self,
         store: &dyn Store,
-        metrics: &EngineMetrics,
+        on_batch: &(dyn Fn(u64) + Send + Sync),
         before: i64,
     ) -> Result<u64, StoreError> {
         let mut total = 0;
@@ -66,7 +67,7 @@ impl Retention {
             };
             let purged = store.purge_payloads(range).await?;
             total += purged.count;
-            metrics.purged(purged.count);
+            on_batch(purged.count);
             match purged.through {
                 // Rows stored in the same millisecond as the last one purged may remain.
                 Some(through) if purged.count == u64::from(BATCH) => self.done_until = through,

@@ -10,8 +10,8 @@
 #![allow(clippy::unwrap_used)]
 
 use bridle_core::{Repair, Violation};
-use bridle_engine::store::{
-    self, AttemptsCount, Commit, Compliance, ComplianceBucket, Conversation, ConversationFilter,
+use bridle_store::{
+    AttemptsCount, Commit, Compliance, ComplianceBucket, Conversation, ConversationFilter,
     ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
     PageRequest, PurgeRange, Purged, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError,
     StreamingStats, TokenUsage, TurnOutcomes, View,
@@ -137,7 +137,7 @@ impl Harness {
         // A directory that does not exist yet: opening creates it.
         let path = dir.path().join("data").join("bridle.db");
         let url = format!("sqlite://{}", path.display());
-        let store = store::open_with(&url, commit).await.unwrap();
+        let store = bridle_store::open_with(&url, commit).await.unwrap();
         assert_eq!(store.backend(), "sqlite");
         assert!(path.is_file());
         let raw = SqlitePool::connect(&url).await.unwrap();
@@ -157,7 +157,7 @@ impl Harness {
     async fn postgres() -> Self {
         let database = TestDatabase::create().await;
         let url = database.url.clone();
-        let store = store::open(&url).await.unwrap();
+        let store = bridle_store::open(&url).await.unwrap();
         assert_eq!(store.backend(), "postgres");
         let raw = PgPool::connect(&url).await.unwrap();
         Self {
@@ -483,10 +483,10 @@ pub(crate) fn is_foreign_key_violation(error: &StoreError) -> bool {
 
 async fn create_and_get(h: Harness) {
     let store = h.store();
-    let before = store::now_ms();
+    let before = bridle_store::now_ms();
     let new = new_conversation("alice", "tutor");
     let created = store.create_conversation(&new).await.unwrap();
-    let after = store::now_ms();
+    let after = bridle_store::now_ms();
 
     assert_eq!(
         uuid::Uuid::parse_str(&created.id)
@@ -533,12 +533,12 @@ async fn attempts_and_views(h: Harness) {
         user_message(&conversation, &turn2, "And 3 + 3?"),
         fallback(&conversation, &turn2),
     ];
-    let before = store::now_ms();
+    let before = bridle_store::now_ms();
     let mut stored_ids = Vec::new();
     for message in &recorded {
         stored_ids.push(store.record_message(message).await.unwrap());
     }
-    let after = store::now_ms();
+    let after = bridle_store::now_ms();
     assert!(
         stored_ids.is_sorted() && stored_ids.windows(2).all(|w| w[0] < w[1]),
         "{stored_ids:?}"
@@ -1290,7 +1290,7 @@ async fn safety_events(h: Harness) {
             level: "critical".into(),
             concerns: json!([{"kind": "self_harm", "quote": "I can't go on…"}]),
             action: "notify".into(),
-            notified_at: Some(store::now_ms()),
+            notified_at: Some(bridle_store::now_ms()),
         },
         NewSafetyEvent {
             conversation_id: conversation.id.clone(),
@@ -1301,12 +1301,12 @@ async fn safety_events(h: Harness) {
             notified_at: None,
         },
     ];
-    let before = store::now_ms();
+    let before = bridle_store::now_ms();
     let mut stored_ids = Vec::new();
     for event in &events {
         stored_ids.push(store.record_safety_event(event).await.unwrap());
     }
-    let after = store::now_ms();
+    let after = bridle_store::now_ms();
     store
         .record_safety_event(&NewSafetyEvent {
             conversation_id: other.id.clone(),
@@ -1360,7 +1360,7 @@ async fn reopen(h: Harness) {
     assert_eq!(raw.applied_migrations().await, migrations);
 
     // Opening again applies nothing and finds everything.
-    let reopened = store::open(&url).await.unwrap();
+    let reopened = bridle_store::open(&url).await.unwrap();
     assert_eq!(raw.applied_migrations().await, migrations);
     assert_eq!(
         reopened.conversation(&conversation.id).await.unwrap(),
@@ -1373,7 +1373,7 @@ async fn reopen(h: Harness) {
     assert_eq!((messages.len(), messages[0].id), (1, id));
 
     // A second instance on the same database, side by side, sees the first's writes.
-    let second = store::open(&url).await.unwrap();
+    let second = bridle_store::open(&url).await.unwrap();
     let next = second
         .record_message(&user_message(&conversation, &turn_id(), "again"))
         .await
@@ -1516,7 +1516,7 @@ async fn open_refuses_unusable_urls() {
         "sqlite://?mode=memory",
         "postgres://h:notaport/db",
     ] {
-        let error = store::open(url).await.unwrap_err();
+        let error = bridle_store::open(url).await.unwrap_err();
         assert!(matches!(error, StoreError::Config(_)), "{url}: {error}");
     }
 }
@@ -2075,7 +2075,7 @@ async fn stats_buckets(h: Harness) {
     assert_eq!(width % MINUTE, 0);
     assert!(width * 999 < T0 + 2 * HOUR, "{width}");
     let series = &since_epoch.compliance.series;
-    assert!(series.len() <= store::MAX_BUCKETS as usize && series.len() >= 999);
+    assert!(series.len() <= bridle_store::MAX_BUCKETS as usize && series.len() >= 999);
     assert_eq!(series[0].start, 0);
     assert!(series.windows(2).all(|w| w[1].start - w[0].start == width));
     assert!(series.last().unwrap().start + width >= T0 + 2 * HOUR);
@@ -2278,7 +2278,7 @@ async fn retention_purges_payloads_and_keeps_outcomes(h: Harness) {
 async fn retention_sweeps_in_batches(h: Harness) {
     let store = h.store();
     let conversation = alices_tutor_conversation(store).await;
-    let count = bridle_engine::retention::BATCH + 20;
+    let count = bridle_store::retention::BATCH + 20;
     for n in 0..count {
         let turn = turn_id();
         let id = store
@@ -2293,14 +2293,18 @@ async fn retention_sweeps_in_batches(h: Harness) {
         .unwrap();
     h.raw().await.set_created_at(kept, T0 + HOUR).await;
 
-    let contracts = bridle_core::Contracts::builtin().unwrap();
-    let metrics = bridle_engine::metrics::EngineMetrics::new(&contracts);
-    let mut retention = bridle_engine::retention::Retention::new(1);
+    let batches = std::sync::Mutex::new(Vec::new());
+    let on_batch = |purged| batches.lock().unwrap().push(purged);
+    let mut retention = bridle_store::retention::Retention::new(1);
     let cut = T0 + MINUTE;
-    let purged = retention.sweep_before(store, &metrics, cut).await.unwrap();
+    let purged = retention.sweep_before(store, &on_batch, cut).await.unwrap();
     assert_eq!(purged, u64::from(count));
     assert_eq!(
-        retention.sweep_before(store, &metrics, cut).await.unwrap(),
+        *batches.lock().unwrap(),
+        vec![u64::from(bridle_store::retention::BATCH), 20]
+    );
+    assert_eq!(
+        retention.sweep_before(store, &on_batch, cut).await.unwrap(),
         0
     );
 

@@ -3,12 +3,12 @@
 //! completion, streaming, retry classification, Retry-After, auth, timeouts, redaction.
 
 use bridle_core::{Context, Contracts};
-use bridle_engine::providers::mock::Mock;
-use bridle_engine::providers::{
+use bridle_mock::{Fault, MockConfig, MockServer, Script, ScriptTurn, Step};
+use bridle_providers::mock::Mock;
+use bridle_providers::{
     Anthropic, ChatMessage, ChatRequest, HttpSettings, OpenAi, OpenAiOptions, Provider,
     ProviderError, ResponseFormat, Role, StreamEvent,
 };
-use bridle_mock::{Fault, MockConfig, MockServer, Script, ScriptTurn, Step};
 use futures::StreamExt;
 use std::time::Duration;
 

@@ -10,8 +10,9 @@ use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
     Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange,
-    Purged, SafetyEvent, Stats, StatsQuery, Store, StoreError, View, now_ms,
+    Purged, SafetyEvent, Stats, StatsQuery, StoreError, View, now_ms,
 };
+use super::{Purges, Reads, TurnWrites};
 use async_trait::async_trait;
 use futures::TryStreamExt;
 use serde_json::Value;
@@ -32,27 +33,27 @@ const MIGRATIONS: &[Embedded] = &[
     Embedded {
         version: 1,
         name: "initial",
-        sql: include_str!("../../migrations/postgres/0001_initial.sql"),
+        sql: include_str!("../migrations/postgres/0001_initial.sql"),
     },
     Embedded {
         version: 2,
         name: "stats_indexes",
-        sql: include_str!("../../migrations/postgres/0002_stats_indexes.sql"),
+        sql: include_str!("../migrations/postgres/0002_stats_indexes.sql"),
     },
     Embedded {
         version: 3,
         name: "interrupted",
-        sql: include_str!("../../migrations/postgres/0003_interrupted.sql"),
+        sql: include_str!("../migrations/postgres/0003_interrupted.sql"),
     },
     Embedded {
         version: 4,
         name: "payload_purged",
-        sql: include_str!("../../migrations/postgres/0004_payload_purged.sql"),
+        sql: include_str!("../migrations/postgres/0004_payload_purged.sql"),
     },
     Embedded {
         version: 5,
         name: "store_health",
-        sql: include_str!("../../migrations/postgres/0005_store_health.sql"),
+        sql: include_str!("../migrations/postgres/0005_store_health.sql"),
     },
 ];
 
@@ -135,7 +136,7 @@ impl StoreRow for PgRow {
 }
 
 #[async_trait]
-impl Store for PostgresStore {
+impl TurnWrites for PostgresStore {
     fn backend(&self) -> &'static str {
         "postgres"
     }
@@ -159,45 +160,6 @@ impl Store for PostgresStore {
         let id = insert_message(first, encoded).fetch_one(&mut *tx).await?;
         tx.commit().await?;
         Ok(id)
-    }
-
-    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
-        let row = sqlx::query(
-            "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
-             FROM conversations WHERE id = $1",
-        )
-        .bind(id)
-        .fetch_optional(&self.pool)
-        .await?;
-        row.as_ref().map(rows::conversation).transpose()
-    }
-
-    async fn list_conversations(
-        &self,
-        filter: &ConversationFilter,
-        page: PageRequest,
-    ) -> Result<Page<ConversationSummary>, StoreError> {
-        let limit = listing::clamp_limit(page.limit);
-        // One snapshot for the total and the page.
-        let mut tx = self
-            .pool
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .await?;
-        let total: i64 = listing::count_query::<Postgres>(filter, TEXT_MATCH)
-            .build_query_scalar()
-            .fetch_one(&mut *tx)
-            .await?;
-        let found = listing::page_query::<Postgres>(filter, TEXT_MATCH, page)
-            .build()
-            .fetch_all(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        Ok(Page {
-            items: found.iter().map(rows::summary).collect::<Result<_, _>>()?,
-            total: listing::total(total),
-            offset: page.offset,
-            limit,
-        })
     }
 
     async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
@@ -237,23 +199,6 @@ impl Store for PostgresStore {
         Ok(done.rows_affected() > 0)
     }
 
-    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
-        let times: Vec<i64> = sqlx::query_scalar(
-            "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
-             payload_purged_at = $1 WHERE id IN (SELECT id FROM messages \
-             WHERE role = 'assistant' AND created_at >= $2 AND created_at < $3 \
-             AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
-             ORDER BY created_at LIMIT $4) RETURNING created_at",
-        )
-        .bind(now_ms())
-        .bind(range.from)
-        .bind(range.before)
-        .bind(i64::from(range.limit))
-        .fetch_all(&self.pool)
-        .await?;
-        Ok(Purged::of(&times))
-    }
-
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
         let encoded = EncodedMessage::new(message)?;
         // One statement, hence one transaction: the insert and the conversation's bump.
@@ -287,6 +232,66 @@ impl Store for PostgresStore {
         Ok((first, self.record_message(message).await?))
     }
 
+    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO safety_events \
+             (conversation_id, message_id, level, concerns, action, notified_at, created_at) \
+             VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) RETURNING id",
+        )
+        .bind(&event.conversation_id)
+        .bind(event.message_id)
+        .bind(&event.level)
+        .bind(rows::to_json(&event.concerns)?)
+        .bind(&event.action)
+        .bind(event.notified_at)
+        .bind(now_ms())
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(id)
+    }
+}
+
+#[async_trait]
+impl Reads for PostgresStore {
+    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
+             FROM conversations WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(rows::conversation).transpose()
+    }
+
+    async fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: PageRequest,
+    ) -> Result<Page<ConversationSummary>, StoreError> {
+        let limit = listing::clamp_limit(page.limit);
+        // One snapshot for the total and the page.
+        let mut tx = self
+            .pool
+            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            .await?;
+        let total: i64 = listing::count_query::<Postgres>(filter, TEXT_MATCH)
+            .build_query_scalar()
+            .fetch_one(&mut *tx)
+            .await?;
+        let found = listing::page_query::<Postgres>(filter, TEXT_MATCH, page)
+            .build()
+            .fetch_all(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(Page {
+            items: found.iter().map(rows::summary).collect::<Result<_, _>>()?,
+            total: listing::total(total),
+            offset: page.offset,
+            limit,
+        })
+    }
+
     async fn messages(
         &self,
         conversation_id: &str,
@@ -311,24 +316,6 @@ impl Store for PostgresStore {
             .fetch_optional(&self.pool)
             .await?;
         found.as_ref().map(rows::message).transpose()
-    }
-
-    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
-        let id: i64 = sqlx::query_scalar(
-            "INSERT INTO safety_events \
-             (conversation_id, message_id, level, concerns, action, notified_at, created_at) \
-             VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7) RETURNING id",
-        )
-        .bind(&event.conversation_id)
-        .bind(event.message_id)
-        .bind(&event.level)
-        .bind(rows::to_json(&event.concerns)?)
-        .bind(&event.action)
-        .bind(event.notified_at)
-        .bind(now_ms())
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(id)
     }
 
     async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError> {
@@ -383,6 +370,26 @@ impl Store for PostgresStore {
                 .map(stats::repair_count)
                 .collect::<Result<_, _>>()?,
         ))
+    }
+}
+
+#[async_trait]
+impl Purges for PostgresStore {
+    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
+        let times: Vec<i64> = sqlx::query_scalar(
+            "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
+             payload_purged_at = $1 WHERE id IN (SELECT id FROM messages \
+             WHERE role = 'assistant' AND created_at >= $2 AND created_at < $3 \
+             AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
+             ORDER BY created_at LIMIT $4) RETURNING created_at",
+        )
+        .bind(now_ms())
+        .bind(range.from)
+        .bind(range.before)
+        .bind(i64::from(range.limit))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(Purged::of(&times))
     }
 }
 

@@ -8,7 +8,7 @@
 
 use super::StoreError;
 use super::rows::{Field, StoreRow, to_json};
-use crate::strings_as::{StringWriter, StringsAs};
+use bridle_wire::strings_as::{StringWriter, StringsAs};
 use serde::Serializer;
 use serde_json::Value;
 use sha2::{Digest, Sha256};

@@ -8,7 +8,7 @@
 //! has seen again from there: a comparison of the bytes instead of an escape. The output is
 //! byte for byte what `serde_json::to_vec` writes.
 
-use crate::strings_as::{StringWriter, StringsAs};
+use bridle_wire::strings_as::{StringWriter, StringsAs};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use serde_json::value::RawValue;

@@ -3,7 +3,7 @@
 //! under the data dir, WAL) and PostgreSQL (many gateway instances) — each with its own
 //! migrations. Users read validated messages only; admins read everything.
 //!
-//! [`Store::stats`] aggregates what the admin console charts (see [`Stats`]).
+//! [`Reads::stats`] aggregates what the admin console charts (see [`Stats`]).
 //!
 //! Times are Unix milliseconds (`i64`) in both backends, so filters and ordering mean the same
 //! everywhere. Ids of conversations are UUIDv7 strings (time-ordered); message ids are integers
@@ -13,7 +13,9 @@
 mod listing;
 mod migrations;
 mod postgres;
+pub mod private_files;
 mod prompts;
+pub mod retention;
 mod rows;
 mod sqlite;
 mod sqlite_commit;
@@ -57,7 +59,7 @@ impl Commit {
     }
 }
 
-/// A write under way ([`Store::open_turn`]): resolves to the stored row's id once it is
+/// A write under way ([`TurnWrites::open_turn`]): resolves to the stored row's id once it is
 /// committed. Dropping it does not undo or stop the write.
 pub type Pending<T> = futures::future::BoxFuture<'static, Result<T, StoreError>>;
 
@@ -157,7 +159,7 @@ pub struct PurgeRange {
     pub limit: u32,
 }
 
-/// What one [`Store::purge_payloads`] call purged.
+/// What one [`Purges::purge_payloads`] call purged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Purged {
     /// Attempts purged.
@@ -443,9 +445,11 @@ pub struct SafetyEvent {
     pub created_at: i64,
 }
 
-/// Conversations, messages and safety events.
+/// What a turn writes: conversations and their status and state, each message as it ends
+/// (user messages, every attempt, fallbacks), safety events — and the store's own write
+/// health (commit pauses, late failures, the readiness probe). Used by the engine's turn loop.
 #[async_trait]
-pub trait Store: Send + Sync + fmt::Debug {
+pub trait TurnWrites: Send + Sync + fmt::Debug {
     /// Backend name (`sqlite`, `postgres`).
     fn backend(&self) -> &'static str;
 
@@ -480,16 +484,6 @@ pub trait Store: Send + Sync + fmt::Debug {
         first: &NewMessage,
     ) -> Result<i64, StoreError>;
 
-    /// One conversation.
-    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError>;
-
-    /// Conversations matching `filter`, newest first.
-    async fn list_conversations(
-        &self,
-        filter: &ConversationFilter,
-        page: PageRequest,
-    ) -> Result<Page<ConversationSummary>, StoreError>;
-
     /// Sets a conversation's status; false when there is no such conversation.
     async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError>;
 
@@ -506,13 +500,13 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// Starts storing a turn's opening — its first message `first` (the user's), and
     /// `conversation` (from [`Conversation::start`]) when the turn starts it — without waiting
-    /// for the commit: the model is called meanwhile. Settle it with [`Store::record_after`],
+    /// for the commit: the model is called meanwhile. Settle it with [`TurnWrites::record_after`],
     /// which stores the turn's first attempt after it. The SQLite store holds the opening back
     /// for a few milliseconds so that it shares a commit with that attempt (or with other
     /// turns' writes) instead of costing one; PostgreSQL starts it at once.
     fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64>;
 
-    /// Stores `message` after `opening` (from [`Store::open_turn`]: its id is lower); returns
+    /// Stores `message` after `opening` (from [`TurnWrites::open_turn`]: its id is lower); returns
     /// the opening's id and the message's. An opening that failed is this call's error.
     async fn record_after(
         &self,
@@ -520,10 +514,24 @@ pub trait Store: Send + Sync + fmt::Debug {
         message: &NewMessage,
     ) -> Result<(i64, i64), StoreError>;
 
-    /// Retention: drops `request_payload` and `raw_response` of at most `range.limit` attempts
-    /// stored in `range` (oldest first) and marks them purged; the validation outcome (content,
-    /// value, violations, repairs, flags, tokens) stays.
-    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError>;
+    /// Records a safety action and returns its id.
+    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError>;
+}
+
+/// What users and admins read: conversations (one, or filtered pages), their messages as a
+/// [`View`] may see them, single attempts, safety events and the admin console's statistics.
+/// Used by the server's handlers and the engine's replay.
+#[async_trait]
+pub trait Reads: Send + Sync + fmt::Debug {
+    /// One conversation.
+    async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError>;
+
+    /// Conversations matching `filter`, newest first.
+    async fn list_conversations(
+        &self,
+        filter: &ConversationFilter,
+        page: PageRequest,
+    ) -> Result<Page<ConversationSummary>, StoreError>;
 
     /// A conversation's messages in insertion order, as `view` may see them.
     async fn messages(&self, conversation_id: &str, view: View)
@@ -531,9 +539,6 @@ pub trait Store: Send + Sync + fmt::Debug {
 
     /// One message by id, whatever its kind (admins only: attempts included).
     async fn message(&self, id: i64) -> Result<Option<Message>, StoreError>;
-
-    /// Records a safety action and returns its id.
-    async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError>;
 
     /// A conversation's safety events, oldest first.
     async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError>;
@@ -543,6 +548,23 @@ pub trait Store: Send + Sync + fmt::Debug {
     /// snapshot. Aggregated by the database; memory does not grow with the rows.
     async fn stats(&self, query: &StatsQuery) -> Result<Stats, StoreError>;
 }
+
+/// Retention: purging old request payloads and raw replies. Used by
+/// [`retention::Retention`]'s sweep.
+#[async_trait]
+pub trait Purges: Send + Sync + fmt::Debug {
+    /// Retention: drops `request_payload` and `raw_response` of at most `range.limit` attempts
+    /// stored in `range` (oldest first) and marks them purged; the validation outcome (content,
+    /// value, violations, repairs, flags, tokens) stays.
+    async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError>;
+}
+
+/// The whole store: [`TurnWrites`], [`Reads`] and [`Purges`] together, implemented by every
+/// backend (SQLite, PostgreSQL). An `Arc<dyn Store>` is what the engine holds; a part that needs
+/// less can take `&dyn Reads` (and so on) instead.
+pub trait Store: TurnWrites + Reads + Purges {}
+
+impl<T: TurnWrites + Reads + Purges + ?Sized> Store for T {}
 
 /// Opens the store a URL names: `sqlite://PATH` (created if missing, WAL) or
 /// `postgres://…`/`postgresql://…`; applies the backend's migrations.

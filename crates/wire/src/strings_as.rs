@@ -1,20 +1,21 @@
 //! [`StringsAs`]: a JSON value serialised as it is, but with its strings written by a
 //! [`StringWriter`] — without copying the value. The stored request leaves its prompt out this
-//! way (`store/prompts.rs`), and the upstream body writes its long texts from their kept
-//! escaped form (`providers/body.rs`).
+//! way (`bridle-store`'s `prompts.rs`), and the upstream body writes its long texts from their kept
+//! escaped form (`bridle-providers`' `body.rs`).
 
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 /// Writes the strings of a value.
-pub(crate) trait StringWriter {
+pub trait StringWriter {
     /// Writes `text`, the very string inside the value (its address tells it apart from an
     /// equal one); `serializer.serialize_str(text)` writes it as it is.
     fn write<S: Serializer>(&self, text: &str, serializer: S) -> Result<S::Ok, S::Error>;
 }
 
 /// `value`, its strings written by `writer`.
-pub(crate) struct StringsAs<'a, W> {
+#[allow(missing_debug_implementations)] // a borrowed view made to be serialised at once
+pub struct StringsAs<'a, W> {
     pub value: &'a Value,
     pub writer: &'a W,
 }

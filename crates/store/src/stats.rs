@@ -1,4 +1,4 @@
-//! [`Store::stats`](super::Store::stats): the figures the admin console charts — turn outcomes
+//! [`Reads::stats`](super::Reads::stats): the figures the admin console charts — turn outcomes
 //! over time, attempts per turn, the rules broken most, repairs, tokens — aggregated in SQL that
 //! both backends share; the few places where their SQL differs (reading JSON arrays, ordering
 //! text by code point) are a [`Dialect`]. [`Stats`] says what a turn, its start and its outcome
@@ -32,7 +32,7 @@ pub const TOP_RULES: i64 = 20;
 /// outside it), which keeps the bucket arithmetic far from overflow.
 const MAX_TIME: i64 = 1 << 62;
 
-/// What [`Store::stats`](super::Store::stats) aggregates. Times before 1970 count as 1970 and
+/// What [`Reads::stats`](super::Reads::stats) aggregates. Times before 1970 count as 1970 and
 /// times after 2^62 ms as 2^62 ms: no message is stored outside that span.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -258,7 +258,7 @@ impl Outcome {
 /// How a backend reads the JSON arrays `violations` and `repairs` of attempt `m`, and orders text
 /// by code point. Every array-reading fragment tolerates a column that is not an array of objects
 /// of the expected shape: such elements, or such rows, contribute nothing (the listing and
-/// [`Store::messages`](super::Store::messages) report them as corrupt; statistics stay available).
+/// [`Reads::messages`](super::Reads::messages) report them as corrupt; statistics stay available).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Dialect {
     /// A `FROM` item `e`: one row per element of `m.violations` (none when it is not an array).

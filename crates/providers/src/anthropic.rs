@@ -361,7 +361,7 @@ impl Provider for Anthropic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::ChatMessage;
+    use crate::ChatMessage;
 
     fn provider(tool_output: bool) -> Anthropic {
         let settings = HttpSettings {

@@ -1,0 +1,7 @@
+//! Store integration tests: every behaviour on a fresh SQLite file and a fresh PostgreSQL
+//! database, the SQLite store's answer-then-commit mode, retention sweeps.
+
+#![allow(clippy::unwrap_used)]
+
+mod after_reply;
+mod store;
