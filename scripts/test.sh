@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every Bridle test on a fresh machine: installs what the tests need, then formatting,
 # lints, unit + integration + property + snapshot tests, doc tests, the browser tests of the web
-# pages (headless Chromium), and a short fuzz run.
+# pages (headless Chromium), the documentation check, and a short fuzz run.
 #
 #   scripts/test.sh              everything
 #   BRIDLE_FUZZ_SECONDS=0 ...    skip the fuzz run (default 30 s per target)
@@ -84,6 +84,11 @@ cargo build -p bridle --locked
 node --test tests/browser/ 2>&1 | tee "$log.browser"
 browser=$(grep -E '^# pass [0-9]+' "$log.browser" | grep -oE '[0-9]+' | tail -n 1)
 total=$(( total + ${browser:-0} ))
+
+step "docs"
+# Links and anchors resolve, the README's commands run, docs/cli.md's flags exist
+# (docs/testing.md, "The documentation check"); uses the binary built above.
+scripts/check-docs.sh
 
 if [ "$fuzz_seconds" != "0" ]; then
   step "fuzz (${fuzz_seconds}s per target)"
