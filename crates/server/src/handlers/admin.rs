@@ -2,14 +2,18 @@
 //! pagination, every attempt of a conversation with its payload, violations and repairs, the
 //! safety events, unblocking, and replaying an attempt.
 
+use super::bodies::{AdminConversationBody, StatusBody};
 use crate::AppState;
 use crate::error::ApiError;
 use crate::extract::{Admin, ApiQuery};
 use axum::Json;
 use axum::extract::{Path, State};
-use bridle_engine::store::{ConversationFilter, ConversationStatus, PageRequest, StatsQuery, View};
+use bridle_engine::store::{
+    ConversationFilter, ConversationStatus, ConversationSummary, Page, PageRequest, StatsQuery,
+    View,
+};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// Query parameters of the conversation listing.
 #[derive(Debug, Deserialize)]
@@ -39,7 +43,7 @@ pub async fn conversations(
     State(state): State<AppState>,
     _admin: Admin,
     ApiQuery(q): ApiQuery<ListQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<Page<ConversationSummary>>, ApiError> {
     let filter = ConversationFilter {
         user_id: q.user,
         contract: q.contract,
@@ -60,33 +64,33 @@ pub async fn conversations(
             },
         )
         .await?;
-    Ok(Json(
-        serde_json::to_value(page).map_err(|e| ApiError::Internal(e.to_string()))?,
-    ))
+    Ok(Json(page))
 }
 
 pub async fn conversation(
     State(state): State<AppState>,
     _admin: Admin,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<AdminConversationBody>, ApiError> {
     let store = state.engine.store();
     let conversation = store
         .conversation(&id)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("conversation {id} does not exist")))?;
     let messages = store.messages(&id, View::Admin).await?;
-    let safety = store.safety_events(&id).await?;
-    Ok(Json(
-        json!({"conversation": conversation, "messages": messages, "safety_events": safety}),
-    ))
+    let safety_events = store.safety_events(&id).await?;
+    Ok(Json(AdminConversationBody {
+        conversation,
+        messages,
+        safety_events,
+    }))
 }
 
 pub async fn unblock(
     State(state): State<AppState>,
     _admin: Admin,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<StatusBody>, ApiError> {
     if !state
         .engine
         .store()
@@ -97,7 +101,10 @@ pub async fn unblock(
             "conversation {id} does not exist"
         )));
     }
-    Ok(Json(json!({"id": id, "status": "active"})))
+    Ok(Json(StatusBody {
+        id,
+        status: ConversationStatus::Active,
+    }))
 }
 
 /// Sends attempt `id`'s stored request again to its provider and checks the answer against

@@ -4,6 +4,7 @@
 //! KiB, and a page of them megabytes): each item has a short `summary` of it instead; the
 //! single-conversation read returns the whole context.
 
+use super::bodies::{ConversationBody, HistoryBody, ListedConversation, PageBody, TurnBody};
 use super::sse;
 use crate::AppState;
 use crate::auth::{Caller, Role};
@@ -14,10 +15,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bridle_engine::store::{
-    Conversation, ConversationFilter, ConversationStatus, MessageRole, PageRequest, View,
+    Conversation, ConversationFilter, ConversationStatus, PageRequest, View,
 };
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -35,6 +36,22 @@ pub struct SendBody {
     model: Option<String>,
 }
 
+impl SendBody {
+    /// Refuses an empty message and one past `max_chars` characters (422).
+    fn check(&self, max_chars: usize) -> Result<(), ApiError> {
+        if self.content.trim().is_empty() {
+            return Err(ApiError::Unprocessable("the message is empty".into()));
+        }
+        let chars = self.content.chars().count();
+        if chars > max_chars {
+            return Err(ApiError::Unprocessable(format!(
+                "the message has {chars} characters; the limit is {max_chars}"
+            )));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, Deserialize)]
 pub struct PageQuery {
     #[serde(default)]
@@ -45,10 +62,6 @@ pub struct PageQuery {
 
 fn default_limit() -> u64 {
     50
-}
-
-fn conversation_json(c: &Conversation) -> Value {
-    json!({"id": c.id, "contract": c.contract, "context": c.context, "status": c.status, "created_at": c.created_at, "updated_at": c.updated_at})
 }
 
 /// Longest text of one context value in a summary, in characters.
@@ -90,8 +103,15 @@ fn cut(text: &str, chars: usize) -> String {
     }
 }
 
-fn listed_json(c: &Conversation) -> Value {
-    json!({"id": c.id, "contract": c.contract, "summary": summary(&c.context), "status": c.status, "created_at": c.created_at, "updated_at": c.updated_at})
+fn listed(c: &Conversation) -> ListedConversation<'_> {
+    ListedConversation {
+        id: &c.id,
+        contract: &c.contract,
+        summary: summary(&c.context),
+        status: c.status,
+        created_at: c.created_at,
+        updated_at: c.updated_at,
+    }
 }
 
 /// The conversation, if the caller may read it: its user, or an admin. Other users get 404,
@@ -121,7 +141,7 @@ pub async fn create(
     State(state): State<AppState>,
     caller: Caller,
     ApiJson(body): ApiJson<CreateBody>,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<Response, ApiError> {
     state.admit(&caller.user_id).await?;
     let mut context = body.context;
     if let Some(prompt) = body.prompt {
@@ -139,14 +159,18 @@ pub async fn create(
         .engine
         .start_conversation(&caller.user_id, &body.contract, context)
         .await?;
-    Ok((StatusCode::CREATED, Json(conversation_json(&conversation))))
+    Ok((
+        StatusCode::CREATED,
+        Json(ConversationBody::from(&conversation)),
+    )
+        .into_response())
 }
 
 pub async fn list(
     State(state): State<AppState>,
     caller: Caller,
     ApiQuery(page): ApiQuery<PageQuery>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let filter = ConversationFilter {
         user_id: Some(caller.user_id.clone()),
         ..ConversationFilter::default()
@@ -162,14 +186,13 @@ pub async fn list(
             },
         )
         .await?;
-    let items: Vec<Value> = page
-        .items
-        .iter()
-        .map(|s| listed_json(&s.conversation))
-        .collect();
-    Ok(Json(
-        json!({"items": items, "total": page.total, "offset": page.offset, "limit": page.limit}),
-    ))
+    Ok(Json(PageBody {
+        items: page.items.iter().map(|s| listed(&s.conversation)).collect(),
+        total: page.total,
+        offset: page.offset,
+        limit: page.limit,
+    })
+    .into_response())
 }
 
 /// `GET /v1/conversations/{id}`: one conversation, its whole context included.
@@ -177,9 +200,9 @@ pub async fn read(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let conversation = readable(&state, &caller, &id).await?;
-    Ok(Json(conversation_json(&conversation)))
+    Ok(Json(ConversationBody::from(&conversation)).into_response())
 }
 
 pub async fn send(
@@ -196,23 +219,8 @@ pub async fn send(
             state.engine.policy().blocked_answer(language),
         ));
     }
-    let chars = body.content.chars().count();
-    if body.content.trim().is_empty() {
-        return Err(ApiError::Unprocessable("the message is empty".into()));
-    }
-    if chars > state.settings.max_message_chars {
-        return Err(ApiError::Unprocessable(format!(
-            "the message has {chars} characters; the limit is {}",
-            state.settings.max_message_chars
-        )));
-    }
-    state.admit(&caller.user_id).await?;
-    let running = state.turns.start(&conversation.id).ok_or_else(|| {
-        ApiError::TurnInProgress(
-            "a reply to this conversation is still being made; send again once it has come".into(),
-        )
-    })?;
-    let lease = state.hold(&caller.user_id, &conversation.id).await?;
+    body.check(state.settings.max_message_chars)?;
+    let (running, lease) = begin_turn(&state, &caller, &conversation.id).await?;
     if sse::wants_events(&headers) {
         return Ok(sse::turn_events(
             &state,
@@ -230,39 +238,41 @@ pub async fn send(
         .send(&conversation.id, &body.content, body.model.as_deref())
         .await?;
     drop((lease, running));
-    Ok(Json(json!({
-        "conversation_id": conversation.id,
-        "turn_id": outcome.turn_id,
-        "message_id": outcome.message_id,
-        "value": outcome.value,
-        "attempts": outcome.attempts,
-        "repairs": outcome.repairs,
-        "fallback": outcome.fallback,
-        "usage": outcome.usage,
-        "safety": outcome.safety,
-    }))
-    .into_response())
+    Ok(Json(TurnBody::new(conversation.id, outcome)).into_response())
+}
+
+/// Admits a turn of `conversation` by `caller`: a request counted against their rate, the
+/// conversation's one running turn taken (409 when one runs), a concurrent-conversation slot
+/// held. Both are held until the turn ends.
+async fn begin_turn(
+    state: &AppState,
+    caller: &Caller,
+    conversation: &str,
+) -> Result<(crate::turns::Running, Option<crate::limits::Lease>), ApiError> {
+    state.admit(&caller.user_id).await?;
+    let running = state.turns.start(conversation).ok_or_else(|| {
+        ApiError::TurnInProgress(
+            "a reply to this conversation is still being made; send again once it has come".into(),
+        )
+    })?;
+    let lease = state.hold(&caller.user_id, conversation).await?;
+    Ok((running, lease))
 }
 
 pub async fn history(
     State(state): State<AppState>,
     caller: Caller,
     Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let conversation = readable(&state, &caller, &id).await?;
     let messages = state
         .engine
         .store()
         .messages(&conversation.id, View::User)
         .await?;
-    let items: Vec<Value> = messages
-        .iter()
-        .map(|m| match m.data.role {
-            MessageRole::User => json!({"id": m.id, "role": "user", "content": m.data.content, "created_at": m.created_at}),
-            MessageRole::Assistant => json!({"id": m.id, "role": "assistant", "value": m.data.value, "created_at": m.created_at}),
-        })
-        .collect();
-    Ok(Json(
-        json!({"conversation_id": conversation.id, "messages": items}),
-    ))
+    Ok(Json(HistoryBody {
+        conversation_id: &conversation.id,
+        messages: messages.iter().map(Into::into).collect(),
+    })
+    .into_response())
 }

@@ -6,11 +6,11 @@
 //! their conversations — while `/readyz` answers 503 `store_unavailable`, so a balancer sends
 //! new turns elsewhere until the disk has room again.
 
+use super::bodies::HealthBody;
 use crate::AppState;
 use crate::error::ApiError;
 use axum::Json;
 use axum::extract::State;
-use serde_json::{Value, json};
 use std::time::Duration;
 
 /// How long the store may take to answer a probe: a load balancer asks often and must hear
@@ -33,17 +33,21 @@ async fn probe<T>(
     }
 }
 
-pub async fn healthz(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub async fn healthz(State(state): State<AppState>) -> Result<Json<HealthBody>, ApiError> {
     let store = state.engine.store();
     probe(
         "read",
         store.conversation("00000000-0000-0000-0000-000000000000"),
     )
     .await?;
-    Ok(Json(json!({"status": "ok", "store": store.backend()})))
+    Ok(Json(HealthBody {
+        status: "ok",
+        store: store.backend(),
+        writes: None,
+    }))
 }
 
-pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub async fn readyz(State(state): State<AppState>) -> Result<Json<HealthBody>, ApiError> {
     let store = state.engine.store();
     probe(
         "read",
@@ -51,7 +55,9 @@ pub async fn readyz(State(state): State<AppState>) -> Result<Json<Value>, ApiErr
     )
     .await?;
     probe("write", store.probe_write()).await?;
-    Ok(Json(
-        json!({"status": "ready", "store": store.backend(), "writes": "ok"}),
-    ))
+    Ok(Json(HealthBody {
+        status: "ready",
+        store: store.backend(),
+        writes: Some("ok"),
+    }))
 }

@@ -19,6 +19,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use bridle_core::Contract;
+use bridle_engine::TurnOutcome;
 use bridle_engine::providers::{ChatMessage, ChatRequest, Role};
 use bridle_wire::openai::{
     self, ChatCompletion, ChatCompletionRequest, Choice, FinishReason, Model, ModelList,
@@ -178,17 +179,7 @@ pub async fn completions(
         .hold(&caller.user_id, &format!("openai-{}", uuid::Uuid::now_v7()))
         .await?;
     let chat = messages(&body)?;
-    let longest = chat
-        .iter()
-        .map(|m| m.content.chars().count())
-        .max()
-        .unwrap_or(0);
-    if longest > state.settings.max_message_chars {
-        return Err(ApiError::Unprocessable(format!(
-            "a message has {longest} characters; the limit is {}",
-            state.settings.max_message_chars
-        )));
-    }
+    check_lengths(&chat, state.settings.max_message_chars)?;
     let model_name = body.model().filter(|m| state.engine.model(Some(m)).is_ok());
     let Some(contract) = contract_for(&state, &headers, &body)? else {
         return passthrough(&state, model_name, &body, chat, lease).await;
@@ -215,20 +206,40 @@ pub async fn completions(
         ))
         .into_response()
     };
+    add_bridle_headers(&mut response, &outcome, contract.name(), &conversation.id);
+    Ok(response)
+}
+
+/// Refuses a chat with a message past `max_chars` characters (422).
+fn check_lengths(chat: &[ChatMessage], max_chars: usize) -> Result<(), ApiError> {
+    let longest = chat
+        .iter()
+        .map(|m| m.content.chars().count())
+        .max()
+        .unwrap_or(0);
+    if longest > max_chars {
+        return Err(ApiError::Unprocessable(format!(
+            "a message has {longest} characters; the limit is {max_chars}"
+        )));
+    }
+    Ok(())
+}
+
+/// What Bridle did with an enforced call, in `x-bridle-…` headers: attempts, repairs made,
+/// whether the answer is the contract's fallback, the contract and the recorded conversation.
+fn add_bridle_headers(
+    response: &mut Response,
+    outcome: &TurnOutcome,
+    contract: &str,
+    conversation: &str,
+) {
+    let repairs: Vec<&str> = outcome.repairs.iter().map(|r| r.kind.as_str()).collect();
     let extra = [
         ("x-bridle-attempts", outcome.attempts.to_string()),
-        (
-            "x-bridle-repairs",
-            outcome
-                .repairs
-                .iter()
-                .map(|r| r.kind.as_str())
-                .collect::<Vec<_>>()
-                .join(","),
-        ),
+        ("x-bridle-repairs", repairs.join(",")),
         ("x-bridle-fallback", outcome.fallback.to_string()),
-        ("x-bridle-contract", contract.name().to_owned()),
-        ("x-bridle-conversation", conversation.id.clone()),
+        ("x-bridle-contract", contract.to_owned()),
+        ("x-bridle-conversation", conversation.to_owned()),
     ];
     for (name, value) in extra {
         if let Ok(value) = HeaderValue::from_str(&value) {
@@ -237,7 +248,6 @@ pub async fn completions(
                 .insert(HeaderName::from_static(name), value);
         }
     }
-    Ok(response)
 }
 
 /// A whole completion: one choice, the assistant's `content`.

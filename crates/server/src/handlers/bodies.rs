@@ -1,0 +1,214 @@
+//! The response bodies of the native API, the admin API, the contract list and the health
+//! probes, as typed serde structs: what a client reads is declared here, field by field, once
+//! (docs/api.md describes the same shapes). The OpenAI-compatible endpoint's bodies are
+//! `bridle_wire::openai` types; errors are `crate::error`'s.
+
+use bridle_core::Repair;
+use bridle_engine::TurnOutcome;
+use bridle_engine::policy::SafetyDecision;
+use bridle_engine::providers::Usage;
+use bridle_engine::store::{Conversation, ConversationStatus, Message, MessageRole, SafetyEvent};
+use serde::Serialize;
+use serde_json::Value;
+
+/// One conversation with its whole context (`POST /v1/conversations`, `GET …/{id}`).
+#[derive(Debug, Serialize)]
+pub struct ConversationBody<'a> {
+    pub id: &'a str,
+    pub contract: &'a str,
+    pub context: &'a Value,
+    pub status: ConversationStatus,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl<'a> From<&'a Conversation> for ConversationBody<'a> {
+    fn from(c: &'a Conversation) -> Self {
+        Self {
+            id: &c.id,
+            contract: &c.contract,
+            context: &c.context,
+            status: c.status,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+        }
+    }
+}
+
+/// One conversation in a list: a short `summary` of its context instead of the context.
+#[derive(Debug, Serialize)]
+pub struct ListedConversation<'a> {
+    pub id: &'a str,
+    pub contract: &'a str,
+    pub summary: String,
+    pub status: ConversationStatus,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A page of a list (`GET /v1/conversations`).
+#[derive(Debug, Serialize)]
+pub struct PageBody<T> {
+    pub items: Vec<T>,
+    pub total: u64,
+    pub offset: u64,
+    pub limit: u64,
+}
+
+/// The answer to a message (`POST /v1/conversations/{id}/messages` without SSE).
+#[derive(Debug, Serialize)]
+pub struct TurnBody {
+    pub conversation_id: String,
+    pub turn_id: String,
+    pub message_id: i64,
+    /// The checked value (or the contract's fallback when `fallback`).
+    pub value: Value,
+    pub attempts: u32,
+    pub repairs: Vec<Repair>,
+    pub fallback: bool,
+    pub usage: Usage,
+    /// What the safety policy did; `null` when it did nothing.
+    pub safety: Option<SafetyDecision>,
+}
+
+impl TurnBody {
+    /// The body for `outcome`, a turn of `conversation_id`.
+    pub fn new(conversation_id: String, outcome: TurnOutcome) -> Self {
+        Self {
+            conversation_id,
+            turn_id: outcome.turn_id,
+            message_id: outcome.message_id,
+            value: outcome.value,
+            attempts: outcome.attempts,
+            repairs: outcome.repairs,
+            fallback: outcome.fallback,
+            usage: outcome.usage,
+            safety: outcome.safety,
+        }
+    }
+}
+
+/// One message of the user's view of a conversation: what the user wrote, or the checked value
+/// of a reply.
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "lowercase")]
+pub enum HistoryMessage<'a> {
+    User {
+        id: i64,
+        content: &'a str,
+        created_at: i64,
+    },
+    Assistant {
+        id: i64,
+        value: &'a Option<Value>,
+        created_at: i64,
+    },
+}
+
+impl<'a> From<&'a Message> for HistoryMessage<'a> {
+    fn from(m: &'a Message) -> Self {
+        match m.data.role {
+            MessageRole::User => Self::User {
+                id: m.id,
+                content: &m.data.content,
+                created_at: m.created_at,
+            },
+            MessageRole::Assistant => Self::Assistant {
+                id: m.id,
+                value: &m.data.value,
+                created_at: m.created_at,
+            },
+        }
+    }
+}
+
+/// The user's view of a conversation (`GET /v1/conversations/{id}/messages`).
+#[derive(Debug, Serialize)]
+pub struct HistoryBody<'a> {
+    pub conversation_id: &'a str,
+    pub messages: Vec<HistoryMessage<'a>>,
+}
+
+/// Everything stored about a conversation (`GET /admin/v1/conversations/{id}`).
+#[derive(Debug, Serialize)]
+pub struct AdminConversationBody {
+    pub conversation: Conversation,
+    pub messages: Vec<Message>,
+    pub safety_events: Vec<SafetyEvent>,
+}
+
+/// A conversation's new status (`POST /admin/v1/conversations/{id}/unblock`).
+#[derive(Debug, Serialize)]
+pub struct StatusBody {
+    pub id: String,
+    pub status: ConversationStatus,
+}
+
+/// One contract a conversation can be started under (`GET /v1/contracts`).
+#[derive(Debug, Serialize)]
+pub struct ContractItem<'a> {
+    pub name: &'a str,
+    pub version: String,
+    pub kind: &'static str,
+    pub description: &'a str,
+}
+
+/// A list without pages.
+#[derive(Debug, Serialize)]
+pub struct ItemsBody<T> {
+    pub items: Vec<T>,
+}
+
+/// `/healthz` and `/readyz`.
+#[derive(Debug, Serialize)]
+pub struct HealthBody {
+    /// `ok` (live) or `ready`.
+    pub status: &'static str,
+    /// The store's backend: `sqlite` or `postgres`.
+    pub store: &'static str,
+    /// `ok` when the write probe passed (`/readyz` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub writes: Option<&'static str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn history_messages_carry_their_role_and_fields() {
+        let user = HistoryMessage::User {
+            id: 1,
+            content: "hi",
+            created_at: 5,
+        };
+        assert_eq!(
+            serde_json::to_value(&user).unwrap(),
+            json!({"id": 1, "role": "user", "content": "hi", "created_at": 5})
+        );
+        let value = Some(json!({"message": "hello"}));
+        let reply = HistoryMessage::Assistant {
+            id: 2,
+            value: &value,
+            created_at: 6,
+        };
+        assert_eq!(
+            serde_json::to_value(&reply).unwrap(),
+            json!({"id": 2, "role": "assistant", "value": {"message": "hello"}, "created_at": 6})
+        );
+    }
+
+    #[test]
+    fn health_leaves_writes_out_unless_probed() {
+        let live = HealthBody {
+            status: "ok",
+            store: "sqlite",
+            writes: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&live).unwrap(),
+            json!({"status": "ok", "store": "sqlite"})
+        );
+    }
+}
