@@ -7,14 +7,15 @@
 //! [`Contracts`] holds the built-in contracts and any the user adds.
 //!
 //! ```
-//! use bridle_core::{Contracts, Context};
+//! use bridle_core::{Contracts, Context, RepairKind, Rule, SchemaKeyword};
 //!
 //! let contracts = Contracts::builtin().unwrap();
 //! let contract = contracts.get("selfhelp-response").unwrap();
 //! let checked = contract.check("```json\n{\"type\": \"response\"}\n```", &Context::new());
 //! assert!(!checked.is_valid());
-//! assert_eq!(checked.repairs[0].kind, "code_fence");
-//! assert!(checked.violations.iter().any(|v| v.rule == "required"));
+//! assert_eq!(checked.repairs[0].kind, RepairKind::CodeFence);
+//! let required = Rule::Schema(SchemaKeyword::Required);
+//! assert!(checked.violations.iter().any(|v| v.rule == required));
 //! println!("{}", contract.feedback(&checked));
 //! ```
 
