@@ -53,7 +53,7 @@ impl Summary {
     fn add(&mut self, line: u64, checked: &Checked) {
         self.total += 1;
         for r in &checked.repairs {
-            *self.repairs.entry(r.kind.clone()).or_default() += u64::from(r.count);
+            *self.repairs.entry(r.kind.to_string()).or_default() += u64::from(r.count);
         }
         if checked.is_valid() {
             if checked.repairs.is_empty() {
@@ -165,7 +165,7 @@ fn missing_field(field: &str) -> Checked {
         value: None,
         violations: vec![bridle_core::Violation::new(
             "",
-            "missing_field",
+            bridle_core::Rule::MissingField,
             format!("the line is not a JSON object with a member {field:?}"),
         )],
         repairs: Vec::new(),

@@ -7,7 +7,7 @@
 use crate::input::{Reply, read_reply};
 use crate::{ContractChoice, Outcome, setup};
 use anyhow::{Result, bail};
-use bridle_core::{Context, repair};
+use bridle_core::{Context, Rule, repair};
 use clap::Args;
 use std::path::PathBuf;
 
@@ -24,13 +24,13 @@ pub struct RepairArgs {
 }
 
 /// Violations of these rules mean the text could not be read as JSON at all.
-const UNREADABLE: &[&str] = &[
-    "empty",
-    "encoding",
-    "too_large",
-    "truncated",
-    "not_json",
-    "parse",
+const UNREADABLE: &[Rule] = &[
+    Rule::Empty,
+    Rule::Encoding,
+    Rule::TooLarge,
+    Rule::Truncated,
+    Rule::NotJson,
+    Rule::Parse,
 ];
 
 pub fn run(dirs: &[PathBuf], args: RepairArgs) -> Result<Outcome> {
@@ -51,7 +51,7 @@ pub fn run(dirs: &[PathBuf], args: RepairArgs) -> Result<Outcome> {
         let mut unreadable = checked
             .violations
             .iter()
-            .filter(|v| UNREADABLE.contains(&v.rule.as_str()))
+            .filter(|v| UNREADABLE.contains(&v.rule))
             .peekable();
         if unreadable.peek().is_none() {
             bail!("the reply could not be repaired");

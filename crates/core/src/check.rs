@@ -9,6 +9,7 @@ use crate::context::Context;
 use crate::contract::{Checked, Contract};
 use crate::repair::repair;
 use crate::report::Violation;
+use crate::rule::Rule;
 use crate::schema::cut;
 use serde_json::Value;
 
@@ -34,14 +35,15 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
             let repaired = repair(raw, contract.schema.root_hint());
             if let Some(truncation) = repaired.truncated {
                 return Checked::rejected(
-                    Violation::new(truncation.path, "truncated", truncation.message)
+                    Violation::new(truncation.path, Rule::Truncated, truncation.message)
                         .with_found(tail(raw)),
                     repaired.repairs,
                 );
             }
             if let Some(ambiguity) = repaired.ambiguous {
                 return Checked::rejected(
-                    Violation::new("", "ambiguous", ambiguity.message).with_found(ambiguity.found),
+                    Violation::new("", Rule::Ambiguous, ambiguity.message)
+                        .with_found(ambiguity.found),
                     repaired.repairs,
                 );
             }
@@ -49,7 +51,7 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
                 return Checked::rejected(
                     Violation::new(
                         "",
-                        "not_json",
+                        Rule::NotJson,
                         "the reply contains no JSON value; send only the JSON",
                     )
                     .with_found(cut(raw.trim(), PARSE_QUOTE_CHARS)),
@@ -106,7 +108,7 @@ fn check_markers(
     if says_nothing && violations.is_empty() {
         violations.push(Violation::new(
             "",
-            "empty",
+            Rule::Empty,
             "the reply has no message and no marker section",
         ));
     }
@@ -133,7 +135,7 @@ pub(crate) fn precheck(contract: &Contract, raw: &str) -> Option<Checked> {
     }
     if raw.trim().is_empty() {
         return Some(Checked::rejected(
-            Violation::new("", "empty", "the reply is empty"),
+            Violation::new("", Rule::Empty, "the reply is empty"),
             Vec::new(),
         ));
     }
@@ -162,7 +164,7 @@ pub(crate) fn finish(
 pub(crate) fn too_large(size: u64, limit: usize) -> Violation {
     Violation::new(
         "",
-        "too_large",
+        Rule::TooLarge,
         format!("the reply is {size} bytes; the contract accepts at most {limit} bytes"),
     )
 }
@@ -175,7 +177,7 @@ fn parse_violation(text: &str, error: &serde_json::Error) -> Violation {
     } else {
         format!("the reply is not valid JSON even after repair: {detail}")
     };
-    Violation::new("", "parse", message).with_found(around(text, line, column))
+    Violation::new("", Rule::Parse, message).with_found(around(text, line, column))
 }
 
 /// The text around 1-based `line`/`column` (a byte column, as serde_json counts).

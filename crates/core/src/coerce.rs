@@ -3,6 +3,7 @@
 //! become `{"text": s}`). Off unless the manifest lists them; each one applied is a [`Repair`].
 
 use crate::pointer::PathPattern;
+use crate::repair_kind::RepairKind;
 use crate::report::Repair;
 use serde_json::{Map, Value};
 
@@ -20,11 +21,11 @@ pub enum Coercion {
 }
 
 impl Coercion {
-    /// The kind name repairs carry.
-    pub fn kind(&self) -> &'static str {
+    /// The kind repairs it makes carry.
+    pub fn kind(&self) -> RepairKind {
         match self {
-            Self::WrapString { .. } => "wrap_string",
-            Self::RenameKey { .. } => "rename_key",
+            Self::WrapString { .. } => RepairKind::WrapString,
+            Self::RenameKey { .. } => RepairKind::RenameKey,
         }
     }
 
@@ -102,7 +103,7 @@ mod tests {
         c.apply(&mut v, &mut repairs);
         assert_eq!(v, json!({"s": [{"text": "a"}, {"text": "b"}, 3]}));
         assert_eq!(repairs.len(), 1);
-        assert_eq!(repairs[0].kind, "wrap_string");
+        assert_eq!(repairs[0].kind.as_str(), "wrap_string");
         assert_eq!(repairs[0].path.as_deref(), Some("/s/0"));
     }
 

@@ -302,7 +302,7 @@ impl Contract {
             Err(e) => Checked::rejected(
                 Violation::new(
                     "",
-                    "encoding",
+                    crate::Rule::Encoding,
                     format!(
                         "the reply is not valid UTF-8 text (invalid byte at offset {})",
                         e.valid_up_to()

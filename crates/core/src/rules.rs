@@ -11,6 +11,7 @@
 
 use crate::pointer::PathPattern;
 use crate::report::Violation;
+use crate::rule::Rule as RuleName;
 use crate::schema::quote;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -88,12 +89,12 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// The rule name violations carry.
-    pub fn kind(&self) -> &'static str {
+    /// The rule violations of it carry.
+    pub fn kind(&self) -> RuleName {
         match self {
-            Self::Unique { .. } => "unique",
-            Self::LessThan { .. } => "less_than",
-            Self::Implies { .. } => "implies",
+            Self::Unique { .. } => RuleName::Unique,
+            Self::LessThan { .. } => RuleName::LessThan,
+            Self::Implies { .. } => RuleName::Implies,
         }
     }
 
@@ -186,7 +187,7 @@ impl Rule {
                         out.push(
                             Violation::new(
                                 pointer,
-                                "less_than",
+                                RuleName::LessThan,
                                 with_note(
                                     format!(
                                         "\"{lesser}\" ({a}) must be {relation} \"{greater}\" ({b})"
@@ -222,7 +223,7 @@ impl Rule {
                     out.push(
                         Violation::new(
                             pointer,
-                            "implies",
+                            RuleName::Implies,
                             with_note(
                                 format!(
                                     "{} when {} is {shown_when}; found {found}",
@@ -294,7 +295,7 @@ fn check_unique(
             Some(first) => out.push(
                 Violation::new(
                     pointer,
-                    "unique",
+                    RuleName::Unique,
                     with_note(
                         format!("duplicate value {} (already used at {first})", quote(v)),
                         note,

@@ -10,6 +10,7 @@
 
 use crate::repair::RootHint;
 use crate::report::Violation;
+use crate::rule::Rule;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
@@ -146,7 +147,7 @@ impl Schema {
         if extra > 0 {
             out.push(Violation::new(
                 "",
-                "too_many_violations",
+                Rule::TooManyViolations,
                 format!("{extra} more violations of the schema were not listed"),
             ));
         }
@@ -174,7 +175,7 @@ fn to_violation(error: &ValidationError<'_>) -> Violation {
     let instance = error.instance();
     Violation::new(
         error.instance_path().as_str(),
-        error.kind().keyword(),
+        Rule::from_name(error.kind().keyword()),
         message(error.kind(), instance),
     )
     .with_found(quote(instance))
@@ -396,7 +397,7 @@ mod tests {
         let s = Schema::compile(schema, &[]).unwrap();
         s.violations(&value)
             .into_iter()
-            .map(|v| (v.path, v.rule))
+            .map(|v| (v.path, v.rule.to_string()))
             .collect()
     }
 
@@ -465,7 +466,10 @@ mod tests {
         )
         .unwrap();
         assert!(s.is_valid(&json!({"n": "x"})));
-        assert_eq!(s.violations(&json!({"n": ""}))[0].rule, "minLength");
+        assert_eq!(
+            s.violations(&json!({"n": ""}))[0].rule.as_str(),
+            "minLength"
+        );
     }
 
     #[test]
@@ -507,7 +511,7 @@ mod tests {
         )
         .unwrap();
         let v = s.violations(&json!({"label": "x"}));
-        assert_eq!(v[0].rule, "oneOf");
+        assert_eq!(v[0].rule.as_str(), "oneOf");
         assert!(
             v[0].message
                 .contains("(1) missing required property \"text\""),
@@ -525,7 +529,7 @@ mod tests {
         )
         .unwrap();
         let v = any.violations(&json!("abc"));
-        assert_eq!(v[0].rule, "anyOf");
+        assert_eq!(v[0].rule.as_str(), "anyOf");
         assert!(
             v[0].message.contains("(1) expected integer"),
             "{}",
@@ -552,7 +556,7 @@ mod tests {
             Schema::compile(json!({"type": "array", "items": {"type": "string"}}), &[]).unwrap();
         let v = s.violations(&json!((0..500).collect::<Vec<_>>()));
         assert_eq!(v.len(), MAX_VIOLATIONS + 1);
-        assert_eq!(v[MAX_VIOLATIONS].rule, "too_many_violations");
+        assert_eq!(v[MAX_VIOLATIONS].rule.as_str(), "too_many_violations");
         assert!(v[MAX_VIOLATIONS].message.starts_with("450 more"));
     }
 }

@@ -15,6 +15,7 @@ use crate::cards::{Category, TOOL_NAME, from_tool_call};
 use crate::context::Context;
 use crate::contract::{Checked, Contract};
 use crate::report::Violation;
+use crate::rule::Rule;
 use crate::text::{MODE_KEY, TURN_KEY};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -102,7 +103,7 @@ pub(crate) fn check_reply(
             violations.push(
                 Violation::new(
                     format!("{TOOL_CALLS_PATH}/{k}"),
-                    "unknown_tool",
+                    Rule::UnknownTool,
                     format!(
                         "there is no tool \"{}\"; the only tool is \"{TOOL_NAME}\"",
                         call.name

@@ -8,11 +8,8 @@
 //! size: `{"truncated": true, "bytes": N, "stored_bytes": M, "text": "<its first bytes>"}`.
 
 use crate::store::NewMessage;
-use bridle_core::Violation;
+use bridle_core::{Rule, Violation};
 use serde_json::{Value, json};
-
-/// The rule of the violation a reply over the contract's size limit gets.
-const TOO_LARGE: &str = "too_large";
 
 /// Cuts `record`'s content, error text and raw response to `max_bytes` each, noting each cut.
 pub(crate) fn bound(record: &mut NewMessage, max_bytes: usize) {
@@ -22,13 +19,19 @@ pub(crate) fn bound(record: &mut NewMessage, max_bytes: usize) {
         .as_mut()
         .and_then(|error| cut(error, max_bytes, "error text"));
     if let Some(note) = content_note {
-        match record.violations.iter_mut().find(|v| v.rule == TOO_LARGE) {
+        match record
+            .violations
+            .iter_mut()
+            .find(|v| v.rule == Rule::TooLarge)
+        {
             Some(violation) => violation.message = format!("{}; {note}", violation.message),
             // A provider error's content is its error text: the error's own note tells.
             None if error_note.is_some() => {}
             None => match &mut record.error {
                 Some(error) => error.push_str(&format!(" ({note})")),
-                None => record.violations.push(Violation::new("", TOO_LARGE, note)),
+                None => record
+                    .violations
+                    .push(Violation::new("", Rule::TooLarge, note)),
             },
         }
     }
@@ -127,7 +130,7 @@ mod tests {
         let content = "é\"\n".repeat(100);
         let mut over = record(&content, json!({"content": content}));
         over.violations
-            .push(Violation::new("", TOO_LARGE, "the reply is 400 bytes"));
+            .push(Violation::new("", Rule::TooLarge, "the reply is 400 bytes"));
         bound(&mut over, 101);
         assert_eq!(over.content.len(), 100);
         assert!(content.starts_with(&over.content));
@@ -165,7 +168,7 @@ mod tests {
         let mut unnoted = record(&"y".repeat(30), json!(null));
         bound(&mut unnoted, 10);
         assert_eq!(unnoted.violations.len(), 1);
-        assert_eq!(unnoted.violations[0].rule, TOO_LARGE);
+        assert_eq!(unnoted.violations[0].rule, Rule::TooLarge);
         assert_eq!(unnoted.raw_response, Some(json!(null)));
     }
 }

@@ -293,7 +293,7 @@ impl EngineMetrics {
                     self.violations
                         .get_or_create(&ContractRule {
                             contract: contract.to_owned(),
-                            rule: violation.rule.clone(),
+                            rule: violation.rule.as_str().to_owned(),
                         })
                         .inc();
                 }
@@ -304,7 +304,7 @@ impl EngineMetrics {
                     self.violations
                         .get_or_create(&ContractRule {
                             contract: contract.to_owned(),
-                            rule: violation.rule.clone(),
+                            rule: violation.rule.as_str().to_owned(),
                         })
                         .inc();
                 }
@@ -329,7 +329,7 @@ impl EngineMetrics {
             self.repairs
                 .get_or_create(&ContractKind {
                     contract: contract.to_owned(),
-                    kind: repair.kind.clone(),
+                    kind: repair.kind.as_str().to_owned(),
                 })
                 .inc_by(u64::from(repair.count.max(1)));
         }

@@ -30,7 +30,7 @@ use crate::store::{
     Conversation, Interruption, MessageRole, NewMessage, Pending, Store, StoreError, View,
 };
 use crate::streamed::{Streamed, estimated_tokens, stream_attempt};
-use bridle_core::{Checked, Context, Contract, Repair, StreamCheck, Violation};
+use bridle_core::{Checked, Context, Contract, Repair, Rule, StreamCheck, Violation};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::Instant;
@@ -383,9 +383,6 @@ fn check_whole(contract: &Contract, completion: &Completion, context: &Context) 
     contract.check_reply(&completion.content, &completion.tool_calls, context)
 }
 
-/// The rule of the violation added to a reply the provider cut at the output token limit.
-pub const MAX_TOKENS_RULE: &str = "max_tokens";
-
 /// A reply the provider stopped at the output token limit (`finish_reason` `length`, Anthropic's
 /// `max_tokens`) is incomplete. A JSON or XML reply proves it by its structure (the check says
 /// `truncated`), and one whose value was complete before the cut (only prose after it was lost)
@@ -406,7 +403,7 @@ fn cut_at_limit(contract: &Contract, completion: &Completion, mut checked: Check
             0,
             Violation::new(
                 "",
-                MAX_TOKENS_RULE,
+                Rule::MaxTokens,
                 "the reply hit the output token limit and was cut off; send a complete reply that is shorter",
             ),
         );

@@ -10,6 +10,7 @@ use super::{
     MAX_RATIONALE_CHARS, MIN_OPTIONS, QuestionCard,
 };
 use crate::report::Violation;
+use crate::rule::{Rule, SchemaKeyword};
 use crate::schema::{quote, type_name};
 use serde_json::{Map, Value, json};
 
@@ -98,7 +99,7 @@ pub fn from_tool_call(
         Value::String(raw) => {
             parsed = serde_json::from_str::<Value>(raw).map_err(|e| {
                 vec![
-                    Violation::new("", "parse", format!("the arguments are not JSON: {e}"))
+                    Violation::new("", Rule::Parse, format!("the arguments are not JSON: {e}"))
                         .with_found(quote(arguments)),
                 ]
             })?;
@@ -110,7 +111,7 @@ pub fn from_tool_call(
         return Err(vec![
             Violation::new(
                 "",
-                "type",
+                Rule::Schema(SchemaKeyword::Type),
                 format!(
                     "expected the arguments as an object, found {}",
                     type_name(arguments)
@@ -142,7 +143,7 @@ pub fn from_tool_call(
 fn missing(path: &str, key: &str) -> Violation {
     Violation::new(
         path,
-        "required",
+        Rule::Schema(SchemaKeyword::Required),
         format!("missing required property \"{key}\""),
     )
 }
@@ -150,7 +151,7 @@ fn missing(path: &str, key: &str) -> Violation {
 fn wrong_type(path: &str, expected: &str, found: &Value) -> Violation {
     Violation::new(
         path,
-        "type",
+        Rule::Schema(SchemaKeyword::Type),
         format!("expected {expected}, found {}", type_name(found)),
     )
     .with_found(quote(found))
@@ -174,7 +175,7 @@ fn string(
         Some(Value::String(s)) if required && s.trim().is_empty() => {
             violations.push(Violation::new(
                 path,
-                "minLength",
+                Rule::Schema(SchemaKeyword::MinLength),
                 format!("\"{key}\" must not be empty"),
             ));
             None
@@ -203,7 +204,7 @@ fn options(args: &Map<String, Value>, violations: &mut Vec<Violation>) -> Option
     if items.len() < MIN_OPTIONS {
         violations.push(Violation::new(
             "/options",
-            "minItems",
+            Rule::Schema(SchemaKeyword::MinItems),
             format!(
                 "expected at least {MIN_OPTIONS} options, found {}",
                 items.len()
@@ -212,7 +213,7 @@ fn options(args: &Map<String, Value>, violations: &mut Vec<Violation>) -> Option
     } else if items.len() > MAX_OPTIONS {
         violations.push(Violation::new(
             "/options",
-            "maxItems",
+            Rule::Schema(SchemaKeyword::MaxItems),
             format!(
                 "expected at most {MAX_OPTIONS} options, found {}",
                 items.len()
@@ -231,7 +232,7 @@ fn choice(item: &Value, path: &str, violations: &mut Vec<Violation>) -> Option<C
     let empty = |violations: &mut Vec<Violation>, path: String| -> Option<Choice> {
         violations.push(Violation::new(
             path,
-            "minLength",
+            Rule::Schema(SchemaKeyword::MinLength),
             "the label must have text (markers such as \"(recommended)\" do not count)",
         ));
         None
@@ -301,7 +302,7 @@ fn selections(args: &Map<String, Value>, violations: &mut Vec<Violation>) -> Opt
             Some(n) if n < 1 => {
                 violations.push(Violation::new(
                     path,
-                    "minimum",
+                    Rule::Schema(SchemaKeyword::Minimum),
                     format!("must be at least 1, found {value}"),
                 ));
                 None
@@ -309,7 +310,7 @@ fn selections(args: &Map<String, Value>, violations: &mut Vec<Violation>) -> Opt
             Some(n) if n > max => {
                 violations.push(Violation::new(
                     path,
-                    "maximum",
+                    Rule::Schema(SchemaKeyword::Maximum),
                     format!("must be at most {MAX_OPTIONS}, found {value}"),
                 ));
                 None

@@ -23,6 +23,7 @@ pub(crate) use read::{SectionReader, Slot, normalise_actions, normalise_values};
 pub(crate) use prompt::render as instructions;
 
 use crate::report::Violation;
+use crate::rule::{Rule, SchemaKeyword};
 use crate::schema::Schema;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -136,7 +137,7 @@ impl MarkerSpec {
             let known: Vec<&str> = self.payloads.iter().map(|p| p.name.as_str()).collect();
             out.push(Violation::new(
                 "/payload/type",
-                "enum",
+                Rule::Schema(SchemaKeyword::Enum),
                 format!(
                     "payload type {name:?} is not registered; known types: {}",
                     known.join(", ")

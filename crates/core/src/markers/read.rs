@@ -10,7 +10,9 @@ use super::find::{Body, Section, find_sections};
 use super::{ACTIONS_MARKER, MarkerSpec, PAGE_KEY, VALUES_MARKER};
 use crate::context::Context;
 use crate::repair::{RootHint, repair};
+use crate::repair_kind::RepairKind;
 use crate::report::{Repair, Violation};
+use crate::rule::Rule;
 use crate::schema::cut;
 use serde_json::{Map, Value, json};
 use std::borrow::Cow;
@@ -75,7 +77,7 @@ pub fn read(raw: &str, spec: &MarkerSpec, context: &Context) -> MarkerRead {
         actions = None;
         add_repair(
             &mut repairs,
-            "suggestions_with_proposal",
+            RepairKind::SuggestionsWithProposal,
             "suggestions dropped: a reply with a proposal asks the user to act on it first",
         );
     }
@@ -91,7 +93,7 @@ pub fn read(raw: &str, spec: &MarkerSpec, context: &Context) -> MarkerRead {
                 violations.push(
                     Violation::new(
                         format!("/suggested_actions/{i}/action"),
-                        "unknown_action",
+                        Rule::UnknownAction,
                         format!(
                             "action {name:?} is not available here; use only: {}",
                             list.join(", ")
@@ -209,8 +211,11 @@ impl<'s> SectionReader<'s> {
         };
         if taken {
             let (kind, what) = match slot {
-                Slot::Payload(_) => ("extra_payload", "a second payload was dropped"),
-                _ => ("duplicate_marker", "a repeated marker section was dropped"),
+                Slot::Payload(_) => (RepairKind::ExtraPayload, "a second payload was dropped"),
+                _ => (
+                    RepairKind::DuplicateMarker,
+                    "a repeated marker section was dropped",
+                ),
             };
             add_repair(&mut self.repairs, kind, &format!("{what} ({marker})"));
             return None;
@@ -220,7 +225,7 @@ impl<'s> SectionReader<'s> {
             if !offered {
                 self.violations.push(Violation::new(
                     "/payload",
-                    "payload_unavailable",
+                    Rule::PayloadUnavailable,
                     format!(
                         "{marker} is not available on page {:?}; do not use it here",
                         self.page.as_deref().unwrap_or_default()
@@ -256,7 +261,7 @@ impl<'s> SectionReader<'s> {
                 self.violations.push(
                     Violation::new(
                         slot.path(),
-                        "truncated",
+                        Rule::Truncated,
                         format!(
                             "the JSON after {marker}: is cut off (the reply ended inside it); send it complete"
                         ),
@@ -269,7 +274,7 @@ impl<'s> SectionReader<'s> {
                 self.violations.push(
                     Violation::new(
                         slot.path(),
-                        "marker_json",
+                        Rule::MarkerJson,
                         format!("{marker}: must be followed by {expected}"),
                     )
                     .with_found(cut(rest, QUOTE_CHARS)),
@@ -301,7 +306,7 @@ impl<'s> SectionReader<'s> {
         self.violations.push(
             Violation::new(
                 slot.path(),
-                "marker_json",
+                Rule::MarkerJson,
                 format!("the JSON after {marker}: is not valid JSON: {detail}"),
             )
             .with_found(cut(text, QUOTE_CHARS)),
@@ -330,7 +335,7 @@ pub(crate) fn normalise_values(value: Value, repairs: &mut Vec<Repair>) -> Value
         merge_repair(
             repairs,
             Repair::text(
-                "plain_suggestion",
+                RepairKind::PlainSuggestion,
                 plain,
                 "plain-string suggestions were turned into {label, value} objects",
             ),
@@ -357,7 +362,7 @@ pub(crate) fn normalise_actions(value: Value, repairs: &mut Vec<Repair>) -> Valu
         merge_repair(
             repairs,
             Repair::text(
-                "default_handler",
+                RepairKind::DefaultHandler,
                 filled,
                 "actions without a handler were given \"client\"",
             ),
@@ -366,7 +371,7 @@ pub(crate) fn normalise_actions(value: Value, repairs: &mut Vec<Repair>) -> Valu
     Value::Array(items)
 }
 
-fn add_repair(repairs: &mut Vec<Repair>, kind: &str, message: &str) {
+fn add_repair(repairs: &mut Vec<Repair>, kind: RepairKind, message: &str) {
     merge_repair(repairs, Repair::text(kind, 1, message));
 }
 

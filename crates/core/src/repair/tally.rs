@@ -3,6 +3,7 @@
 //! The fixer and the extraction step only bump counters here; the words a person reads are
 //! written once, at the end, by [`Tally::into_repairs`], so the hot loop never formats text.
 
+use crate::repair_kind::RepairKind;
 use crate::report::Repair;
 
 /// One kind of change the lenient repair makes to the raw text.
@@ -28,26 +29,26 @@ pub(super) enum Kind {
 }
 
 impl Kind {
-    /// The kind's name as it appears in [`Repair::kind`].
-    pub(super) fn name(self) -> &'static str {
+    /// The kind as it appears in [`Repair::kind`].
+    pub(super) fn repair_kind(self) -> RepairKind {
         match self {
-            Self::Bom => "bom",
-            Self::CodeFence => "code_fence",
-            Self::SurroundingProse => "surrounding_prose",
-            Self::Comment => "comment",
-            Self::TrailingComma => "trailing_comma",
-            Self::ExtraComma => "extra_comma",
-            Self::MissingComma => "missing_comma",
-            Self::PythonLiteral => "python_literal",
-            Self::NonFiniteNumber => "non_finite_number",
-            Self::SingleQuote => "single_quote",
-            Self::SmartQuote => "smart_quote",
-            Self::RawNewline => "raw_newline",
-            Self::ControlCharacter => "control_character",
-            Self::UnquotedKey => "unquoted_key",
-            Self::InvalidEscape => "invalid_escape",
-            Self::UnescapedQuote => "unescaped_quote",
-            Self::UnclosedBracket => "unclosed_bracket",
+            Self::Bom => RepairKind::Bom,
+            Self::CodeFence => RepairKind::CodeFence,
+            Self::SurroundingProse => RepairKind::SurroundingProse,
+            Self::Comment => RepairKind::Comment,
+            Self::TrailingComma => RepairKind::TrailingComma,
+            Self::ExtraComma => RepairKind::ExtraComma,
+            Self::MissingComma => RepairKind::MissingComma,
+            Self::PythonLiteral => RepairKind::PythonLiteral,
+            Self::NonFiniteNumber => RepairKind::NonFiniteNumber,
+            Self::SingleQuote => RepairKind::SingleQuote,
+            Self::SmartQuote => RepairKind::SmartQuote,
+            Self::RawNewline => RepairKind::RawNewline,
+            Self::ControlCharacter => RepairKind::ControlCharacter,
+            Self::UnquotedKey => RepairKind::UnquotedKey,
+            Self::InvalidEscape => RepairKind::InvalidEscape,
+            Self::UnescapedQuote => RepairKind::UnescapedQuote,
+            Self::UnclosedBracket => RepairKind::UnclosedBracket,
         }
     }
 
@@ -144,7 +145,7 @@ impl Tally {
                     Some(i) if n == 1 => self.messages.swap_remove(i).1,
                     _ => kind.message(n),
                 };
-                Repair::text(kind.name(), n, message)
+                Repair::text(kind.repair_kind(), n, message)
             })
             .collect()
     }

@@ -173,7 +173,10 @@ mod tests {
             partials.extend(stream.partial(&raw));
             if let Err(proven) = fed {
                 let v = &proven[0];
-                return (partials, Some((raw.len(), v.path.clone(), v.rule.clone())));
+                return (
+                    partials,
+                    Some((raw.len(), v.path.clone(), v.rule.to_string())),
+                );
             }
         }
         (partials, None)

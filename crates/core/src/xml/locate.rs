@@ -1,7 +1,9 @@
 //! [`locate`]: the XML document inside a reply — past a byte-order mark, a code fence or
 //! prose around it (each a reported repair) — starting at the prolog or the root's start tag.
 
+use crate::repair_kind::RepairKind;
 use crate::report::{Repair, Violation};
+use crate::rule::Rule;
 use crate::schema::cut;
 
 /// The document inside `raw`: without a byte-order mark, a code fence, or text before the
@@ -16,7 +18,7 @@ pub(super) fn locate<'a>(
     let Some(root_start) = find_start_tag(text, &open) else {
         return Err(Violation::new(
             "",
-            "not_xml",
+            Rule::NotXml,
             format!("the reply contains no <{root}> document; send only the XML"),
         )
         .with_found(cut(text, 60)));
@@ -42,14 +44,14 @@ pub(super) fn locate<'a>(
             && strip_fence_marks(after).trim().is_empty();
         if fenced {
             repairs.push(Repair::text(
-                "code_fence",
+                RepairKind::CodeFence,
                 1,
                 "removed the code fence around the XML",
             ));
         }
         if !prose {
             repairs.push(Repair::text(
-                "surrounding_prose",
+                RepairKind::SurroundingProse,
                 1,
                 "removed the text before and after the XML document",
             ));

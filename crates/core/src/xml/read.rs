@@ -21,7 +21,9 @@ use super::frame::{Frame, index_in, pointer, pointer_to, typed, typed_scalar};
 use super::locate::locate;
 use super::run::{Resolved, resolve_reference, text_run};
 use super::shape::Shape;
+use crate::repair_kind::RepairKind;
 use crate::report::{Repair, Violation};
+use crate::rule::Rule;
 use crate::schema::cut;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
@@ -106,7 +108,7 @@ impl State {
                 Event::DocType(_) => {
                     return Err(Violation::new(
                         "",
-                        "xml_doctype",
+                        Rule::XmlDoctype,
                         "a DOCTYPE or entity declaration is not accepted; send the document without one",
                     ));
                 }
@@ -116,7 +118,7 @@ impl State {
                         if encoding != "utf-8" && encoding != "utf8" {
                             return Err(Violation::new(
                                 "",
-                                "xml_encoding",
+                                Rule::XmlEncoding,
                                 format!(
                                     "the document declares encoding {encoding:?}; only UTF-8 is accepted"
                                 ),
@@ -163,7 +165,7 @@ impl State {
                         Err(message) => {
                             return Err(Violation::new(
                                 pointer(&stack, None),
-                                "xml_entity",
+                                Rule::XmlEntity,
                                 message,
                             ));
                         }
@@ -180,7 +182,7 @@ impl State {
         if let Some(open) = stack.last() {
             return Err(Violation::new(
                 pointer(&stack, None),
-                "truncated",
+                Rule::Truncated,
                 format!(
                     "the document ends inside <{}>: the reply was cut off; send the whole document",
                     open.name
@@ -191,7 +193,7 @@ impl State {
         value.ok_or_else(|| {
             Violation::new(
                 "",
-                "not_xml",
+                Rule::NotXml,
                 format!("the reply contains no <{root}> element"),
             )
         })
@@ -212,7 +214,7 @@ impl State {
         if stack.len() >= MAX_DEPTH {
             return Err(Violation::new(
                 pointer(stack, None),
-                "xml_depth",
+                Rule::XmlDepth,
                 format!("elements nest more than {MAX_DEPTH} deep"),
             ));
         }
@@ -222,7 +224,7 @@ impl State {
                 if root_done {
                     return Err(Violation::new(
                         "",
-                        "xml_syntax",
+                        Rule::XmlSyntax,
                         format!(
                             "a second top-level element <{}> follows the document",
                             found()
@@ -232,7 +234,7 @@ impl State {
                 if raw_name != root.as_bytes() {
                     return Err(Violation::new(
                         "",
-                        "root",
+                        Rule::Root,
                         format!("the root element must be <{root}>, found <{}>", found()),
                     ));
                 }
@@ -251,7 +253,7 @@ impl State {
                 let frame = Frame::new(name, index, shape, kept);
                 if parent.kept && !kept {
                     self.repairs.push(Repair::at(
-                        "ignored_element",
+                        RepairKind::IgnoredElement,
                         pointer(stack, Some(&frame)),
                         format!(
                             "left out <{}>, which the contract does not know",
@@ -266,7 +268,7 @@ impl State {
             let attribute = attribute.map_err(|e| {
                 Violation::new(
                     pointer(stack, Some(&frame)),
-                    "xml_syntax",
+                    Rule::XmlSyntax,
                     format!("bad attribute: {e}"),
                 )
             })?;
@@ -279,7 +281,7 @@ impl State {
                     let key = named();
                     Violation::new(
                         pointer_to(&pointer(stack, Some(&frame)), &key),
-                        "xml_entity",
+                        Rule::XmlEntity,
                         format!("attribute {key}: {e}; only &lt; &gt; &amp; &quot; &apos; and character references are accepted"),
                     )
                 })?;
@@ -299,7 +301,7 @@ impl State {
                 None => {
                     let key = named();
                     self.repairs.push(Repair::at(
-                        "ignored_attribute",
+                        RepairKind::IgnoredAttribute,
                         pointer_to(&pointer(stack, Some(&frame)), &key),
                         format!("left out attribute {key}, which the contract does not know"),
                     ));
@@ -319,7 +321,7 @@ impl State {
         if self.nodes > MAX_NODES {
             return Err(Violation::new(
                 pointer(stack, then),
-                "xml_size",
+                Rule::XmlSize,
                 format!("the document has more than {MAX_NODES} elements and attributes"),
             ));
         }
@@ -353,7 +355,7 @@ impl State {
                             frame.members.insert("#text".into(), Value::String(text));
                         }
                         None => self.repairs.push(Repair::at(
-                            "ignored_text",
+                            RepairKind::IgnoredText,
                             pointer(stack, Some(&frame)),
                             format!(
                                 "left out the text inside <{}>, which the contract does not take",
@@ -377,7 +379,7 @@ impl State {
         if duplicate {
             self.violations.push(Violation::new(
                 pointer(stack, Some(&frame)),
-                "xml_repeated",
+                Rule::XmlRepeated,
                 format!(
                     "<{}> appears more than once; the contract allows exactly one",
                     frame.name
@@ -463,7 +465,7 @@ fn syntax(message: &str, document: &str, position: u64, stack: &[Frame<'_, '_>])
         .unwrap_or(0);
     Violation::new(
         pointer(stack, None),
-        "xml_syntax",
+        Rule::XmlSyntax,
         format!("the XML is not well-formed at byte {at}: {message}"),
     )
     .with_found(cut(&document[at..], 60))

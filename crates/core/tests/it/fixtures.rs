@@ -158,7 +158,7 @@ fn suggestions_as_plain_strings_are_coerced_and_reported() {
         serde_json::json!({"text": "Tell me more"})
     );
     assert_eq!(checked.repairs.len(), 1);
-    assert_eq!(checked.repairs[0].kind, "wrap_string");
+    assert_eq!(checked.repairs[0].kind.as_str(), "wrap_string");
     assert_eq!(
         checked.repairs[0].path.as_deref(),
         Some("/content/suggestions/0")
@@ -212,7 +212,7 @@ fn hostile_inputs_are_violations_not_panics() {
             .check_bytes(b, &ctx)
             .violations
             .iter()
-            .map(|v| v.rule.clone())
+            .map(|v| v.rule.to_string())
             .collect::<Vec<_>>()
     };
     assert_eq!(rules(b""), vec!["empty"]);
@@ -228,9 +228,11 @@ fn an_oversize_reply_is_rejected_by_size() {
     let contract = selfhelp();
     let big = "x".repeat(contract.limits().max_bytes + 1);
     let checked = contract.check(&big, &Context::new());
-    assert_eq!(checked.violations[0].rule, "too_large");
+    assert_eq!(checked.violations[0].rule.as_str(), "too_large");
     assert_eq!(
-        contract.too_large(100 * 1024 * 1024).violations[0].rule,
+        contract.too_large(100 * 1024 * 1024).violations[0]
+            .rule
+            .as_str(),
         "too_large"
     );
 }

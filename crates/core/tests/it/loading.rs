@@ -81,7 +81,7 @@ fn extra_schema_files_are_ref_targets() {
     let c = set.get("demo").unwrap();
     assert!(c.check(r#"{"answer": "abc"}"#, &Context::new()).is_valid());
     let checked = c.check(r#"{"answer": "abcd"}"#, &Context::new());
-    assert_eq!(checked.violations[0].rule, "maxLength");
+    assert_eq!(checked.violations[0].rule.as_str(), "maxLength");
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn rules(checked: &Checked) -> Vec<(String, String)> {
     checked
         .violations
         .iter()
-        .map(|v| (v.path.clone(), v.rule.clone()))
+        .map(|v| (v.path.clone(), v.rule.to_string()))
         .collect()
 }
 

@@ -23,7 +23,7 @@ impl Streamed {
         let mut pairs: Vec<_> = abort
             .violations
             .iter()
-            .map(|v| (v.path.clone(), v.rule.clone()))
+            .map(|v| (v.path.clone(), v.rule.to_string()))
             .collect();
         pairs.sort();
         Some(pairs)
@@ -68,7 +68,7 @@ fn complete(contract: &Contract, text: &str) -> Vec<(String, String)> {
         .check(text, &Context::new())
         .violations
         .into_iter()
-        .map(|v| (v.path, v.rule))
+        .map(|v| (v.path, v.rule.to_string()))
         .collect()
 }
 
@@ -92,7 +92,7 @@ fn assert_aborts_at(contract: &Contract, text: &str, settled: &str, path: &str, 
         abort
             .violations
             .iter()
-            .any(|v| v.path == path && v.rule == rule),
+            .any(|v| v.path == path && v.rule.as_str() == rule),
         "{:?}",
         abort.violations
     );
@@ -581,7 +581,7 @@ proptest! {
         let text = reply_text(&value, form, commas, wrap);
         let checked = contract.check(&text, &Context::new());
         let full: Vec<(String, String)> =
-            checked.violations.iter().map(|v| (v.path.clone(), v.rule.clone())).collect();
+            checked.violations.iter().map(|v| (v.path.clone(), v.rule.to_string())).collect();
 
         let one = stream(&contract, &text, &[1]);
         let a = stream(&contract, &text, &sizes_a);

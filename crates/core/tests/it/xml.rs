@@ -27,7 +27,7 @@ fn broken(checked: &Checked) -> Vec<(String, String)> {
     checked
         .violations
         .iter()
-        .map(|v| (v.path.clone(), v.rule.clone()))
+        .map(|v| (v.path.clone(), v.rule.to_string()))
         .collect()
 }
 
@@ -232,7 +232,7 @@ fn hostile_documents_are_refused_without_expansion() {
         "</analysis>".repeat(10_000)
     );
     let checked = check(&deep);
-    assert_eq!(checked.violations[0].rule, "xml_depth");
+    assert_eq!(checked.violations[0].rule.as_str(), "xml_depth");
 
     // Past the contract's size limit, a document is refused before it is read; the reader's
     // own node limit holds for any size.
@@ -240,14 +240,17 @@ fn hostile_documents_are_refused_without_expansion() {
         "{}<summaryUpdate/>",
         r#"<x a="1"/>"#.repeat(60_000)
     ));
-    assert_eq!(check(&wide).violations[0].rule, "too_large");
+    assert_eq!(check(&wide).violations[0].rule.as_str(), "too_large");
     let huge_attribute = reply(&format!(
         r#"<x a="{}"/><summaryUpdate/>"#,
         "A".repeat(1 << 20)
     ));
-    assert_eq!(check(&huge_attribute).violations[0].rule, "too_large");
+    assert_eq!(
+        check(&huge_attribute).violations[0].rule.as_str(),
+        "too_large"
+    );
     let read = bridle_core::xml::read(&wide, "llmResponse", &bridle_core::xml::Shape::Any);
-    assert_eq!(read.violations[0].rule, "xml_size");
+    assert_eq!(read.violations[0].rule.as_str(), "xml_size");
     assert!(read.value.is_none());
 }
 

@@ -179,7 +179,7 @@ async fn replay_resends_the_stored_request_with_the_key(store: Arc<dyn Store>) {
     let check = replay.check.as_ref().unwrap();
     assert!(!check.valid);
     assert!(
-        check.violations.iter().any(|v| v.rule == "enum"),
+        check.violations.iter().any(|v| v.rule.as_str() == "enum"),
         "{check:?}"
     );
     // The second attempt (with the feedback) passes again.

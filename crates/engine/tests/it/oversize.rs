@@ -104,7 +104,7 @@ async fn oversized_replies_are_stored_as_their_first_bytes(store: Arc<dyn Store>
             data.violations
         );
         let violation = &data.violations[0];
-        assert_eq!(violation.rule, "too_large");
+        assert_eq!(violation.rule.as_str(), "too_large");
         // A stream is stopped once past the limit: what arrived by then is its size.
         let received = if streamed {
             let stated: usize = violation

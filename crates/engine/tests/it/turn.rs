@@ -182,7 +182,7 @@ async fn repairable_faults_need_no_retry(store: Arc<dyn Store>) {
         let outcome = engine.send(&conversation.id, "Hello", None).await.unwrap();
         assert_eq!(outcome.attempts, 1, "{fault}");
         assert!(
-            outcome.repairs.iter().any(|r| r.kind == repair),
+            outcome.repairs.iter().any(|r| r.kind.as_str() == repair),
             "{fault}: {:?}",
             outcome.repairs
         );
@@ -190,7 +190,13 @@ async fn repairable_faults_need_no_retry(store: Arc<dyn Store>) {
             &admin_view(&engine, &conversation.id).await,
             &outcome.turn_id,
         );
-        assert!(stored[0].data.repairs.iter().any(|r| r.kind == repair));
+        assert!(
+            stored[0]
+                .data
+                .repairs
+                .iter()
+                .any(|r| r.kind.as_str() == repair)
+        );
         assert!(
             stored[0].data.content.len()
                 > stored[0].data.value.as_ref().unwrap().to_string().len() / 2
@@ -429,7 +435,7 @@ async fn exhausted_without_fallback_is_an_error(store: Arc<dyn Store>) {
         panic!("{error}")
     };
     assert_eq!(*attempts, 2);
-    assert_eq!(violations[0].rule, "type");
+    assert_eq!(violations[0].rule.as_str(), "type");
     assert_eq!(
         admin_view(&engine, &conversation.id).await.len(),
         3,
@@ -636,7 +642,7 @@ async fn xml_contracts_run_the_same_turn(store: Arc<dyn Store>) {
         );
         if fault == "fence" {
             assert_eq!(outcome.attempts, 1, "a fenced document is repaired");
-            assert_eq!(outcome.repairs[0].kind, "code_fence");
+            assert_eq!(outcome.repairs[0].kind.as_str(), "code_fence");
         } else {
             assert_eq!(outcome.attempts, 2, "{fault}: {:?}", first.violations);
             assert!(!first.is_validated);

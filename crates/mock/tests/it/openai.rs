@@ -126,7 +126,7 @@ async fn truncation_ends_with_finish_reason_length() {
         .as_str()
         .unwrap();
     let checked = selfhelp().check(content, &Context::new());
-    assert_eq!(checked.violations[0].rule, "truncated");
+    assert_eq!(checked.violations[0].rule.as_str(), "truncated");
     let logged = server.requests();
     assert_eq!(
         logged[0].answer.target.as_deref(),

@@ -310,7 +310,7 @@ async fn a_proven_violation_aborts_the_stream_and_the_retry_starts_at_once() {
     let aborted = &attempts[0].data;
     assert_eq!(aborted.interrupted, Some(Interruption::Aborted));
     assert!(!aborted.is_validated);
-    assert_eq!(aborted.violations[0].rule, "const");
+    assert_eq!(aborted.violations[0].rule.as_str(), "const");
     assert!(aborted.content.starts_with("{\n  \"type\": \"reply\","));
     assert!(aborted.content.len() < wrong_type_reply().len() / 2);
     assert!(aborted.tokens_out.unwrap() > 0);

@@ -9,7 +9,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-use bridle_core::{Repair, Violation};
+use bridle_core::{Repair, RepairKind, Rule, SchemaKeyword, Violation};
 use bridle_store::{
     AttemptsCount, Commit, Compliance, ComplianceBucket, Conversation, ConversationFilter,
     ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
@@ -387,11 +387,19 @@ fn invalid_attempt(
         value: Some(json!({"reply": 7})),
         is_validated: false,
         violations: vec![
-            Violation::new("/reply", "type", "reply must be a string"),
-            Violation::new("", "required", "missing property \"topic\""),
+            Violation::new(
+                "/reply",
+                Rule::Schema(SchemaKeyword::Type),
+                "reply must be a string",
+            ),
+            Violation::new(
+                "",
+                Rule::Schema(SchemaKeyword::Required),
+                "missing property \"topic\"",
+            ),
         ],
         repairs: vec![Repair::text(
-            "trailing_comma",
+            RepairKind::TrailingComma,
             2,
             "removed 2 trailing commas",
         )],
@@ -1597,7 +1605,11 @@ async fn seed_turns(h: &Harness) {
     record_at(h, user_message(&tutor, &b, "B"), 2).await;
     record_at(h, invalid(&b, 1, 110, 11), 2).await;
     let repaired = NewMessage {
-        repairs: vec![Repair::text("code_fence", 1, "removed a code fence")],
+        repairs: vec![Repair::text(
+            RepairKind::CodeFence,
+            1,
+            "removed a code fence",
+        )],
         ..valid(&tutor, &b, 2, 120, 12)
     };
     record_at(h, repaired, 3).await;
@@ -1610,15 +1622,31 @@ async fn seed_turns(h: &Harness) {
     record_at(h, user_message(&quiz, &g, "G"), 5).await;
     let broken = NewMessage {
         violations: vec![
-            Violation::new("/a", "enum", "a must be one of x, y"),
-            Violation::new("/b", "enum", "b must be one of x, y"),
-            Violation::new("/n", "maximum", "n must be at most 3"),
-            Violation::new("/items", "maxItems", "at most 2 items"),
-            Violation::new("", "less_than", "a must be less than b"),
+            Violation::new(
+                "/a",
+                Rule::Schema(SchemaKeyword::Enum),
+                "a must be one of x, y",
+            ),
+            Violation::new(
+                "/b",
+                Rule::Schema(SchemaKeyword::Enum),
+                "b must be one of x, y",
+            ),
+            Violation::new(
+                "/n",
+                Rule::Schema(SchemaKeyword::Maximum),
+                "n must be at most 3",
+            ),
+            Violation::new(
+                "/items",
+                Rule::Schema(SchemaKeyword::MaxItems),
+                "at most 2 items",
+            ),
+            Violation::new("", Rule::LessThan, "a must be less than b"),
         ],
         repairs: vec![
-            Repair::text("trailing_comma", 1, "removed a trailing comma"),
-            Repair::text("single_quote", 3, "replaced 3 single quotes"),
+            Repair::text(RepairKind::TrailingComma, 1, "removed a trailing comma"),
+            Repair::text(RepairKind::SingleQuote, 3, "replaced 3 single quotes"),
         ],
         ..with_tokens(invalid_attempt(&quiz, &g, 1, "{'a': 'z',}"), 210, 21)
     };

@@ -22,6 +22,7 @@ use super::partial::render;
 use super::scan::{Proven, Scalar, Sink};
 use super::schema::{NodeId, SchemaIndex, ty};
 use crate::pointer::{PathPattern, child_pointer};
+use crate::rule::{Rule, SchemaKeyword};
 use crate::schema::Schema;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -172,12 +173,12 @@ impl Checker {
         out
     }
 
-    /// The violations of `rule` by `instance` at `path`, as the validator words them against
+    /// The violations of `keyword` by `instance` at `path`, as the validator words them against
     /// the one-keyword schema `keywords` (in the contract's dialect); empty when the validator
     /// finds none after all.
     fn confirm(
         &self,
-        rule: &str,
+        keyword: SchemaKeyword,
         mut keywords: Map<String, Value>,
         instance: &Value,
         path: &str,
@@ -190,7 +191,7 @@ impl Checker {
         };
         one.violations(instance)
             .into_iter()
-            .filter(|v| v.rule == rule && v.path.is_empty())
+            .filter(|v| v.rule == Rule::Schema(keyword) && v.path.is_empty())
             .map(|mut v| {
                 v.path = path.to_owned();
                 v
@@ -199,9 +200,15 @@ impl Checker {
     }
 
     /// [`Checker::confirm`] of one keyword worth `value`.
-    fn confirm_one(&self, keyword: &str, value: &Value, instance: &Value, path: &str) -> Proven {
+    fn confirm_one(
+        &self,
+        keyword: SchemaKeyword,
+        value: &Value,
+        instance: &Value,
+        path: &str,
+    ) -> Proven {
         let mut keywords = Map::new();
-        keywords.insert(keyword.to_owned(), value.clone());
+        keywords.insert(keyword.as_str().to_owned(), value.clone());
         self.confirm(keyword, keywords, instance, path)
     }
 
@@ -228,14 +235,10 @@ impl Checker {
             .map(|name| (name.clone(), Value::Object(Map::new())));
         let mut keywords = Map::new();
         keywords.insert("properties".into(), Value::Object(names.collect()));
-        keywords.insert("additionalProperties".into(), Value::Bool(false));
+        let additional = SchemaKeyword::AdditionalProperties;
+        keywords.insert(additional.as_str().into(), Value::Bool(false));
         let path = self.pointer(raw, self.frames.len().saturating_sub(1));
-        self.confirm(
-            "additionalProperties",
-            keywords,
-            &Value::Object(object),
-            &path,
-        )
+        self.confirm(additional, keywords, &Value::Object(object), &path)
     }
 
     /// Ends checking when `proven` holds something.
@@ -266,7 +269,7 @@ impl Checker {
                 || node.types & kind != 0
                 || (kind == ty::NUMBER && integral && node.types & ty::INTEGER != 0);
             if !type_ok && let (Some(keyword), Some(value)) = (&node.type_keyword, instance.get()) {
-                proven.extend(self.confirm_one("type", keyword, value, &path()));
+                proven.extend(self.confirm_one(SchemaKeyword::Type, keyword, value, &path()));
             }
             if !with_contents {
                 continue;
@@ -275,13 +278,13 @@ impl Checker {
                 && let Some(value) = instance.get()
                 && !options.as_array().is_some_and(|o| o.contains(value))
             {
-                proven.extend(self.confirm_one("enum", options, value, &path()));
+                proven.extend(self.confirm_one(SchemaKeyword::Enum, options, value, &path()));
             }
             if let Some(constant) = &node.constant
                 && let Some(value) = instance.get()
                 && constant != value
             {
-                proven.extend(self.confirm_one("const", constant, value, &path()));
+                proven.extend(self.confirm_one(SchemaKeyword::Const, constant, value, &path()));
             }
         }
         proven
@@ -448,7 +451,12 @@ impl Sink for Checker {
                     if let Some(object) = instance.get() {
                         let names = node.required.iter().cloned().map(Value::String);
                         let names = Value::Array(names.collect());
-                        proven.extend(self.confirm_one("required", &names, object, &path()));
+                        proven.extend(self.confirm_one(
+                            SchemaKeyword::Required,
+                            &names,
+                            object,
+                            &path(),
+                        ));
                     }
                 }
             }
