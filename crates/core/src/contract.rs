@@ -13,7 +13,7 @@ use crate::error::ContractError;
 use crate::fallback::Fallback;
 use crate::manifest::DEFAULT_MAX_BYTES;
 use crate::report::{Repair, Violation};
-use crate::rules::Rule;
+use crate::rules::DeclaredRule;
 use crate::schema::Schema;
 use crate::tool_call::ToolCall;
 use serde::Serialize;
@@ -63,7 +63,7 @@ pub struct Contract {
     pub(crate) description: String,
     pub(crate) origin: String,
     pub(crate) schema: Schema,
-    pub(crate) rules: Vec<Rule>,
+    pub(crate) rules: Vec<DeclaredRule>,
     pub(crate) coercions: Vec<Coercion>,
     pub(crate) example: Option<Value>,
     /// Schema and example as compact JSON text in the author's key order, for the prompt.
@@ -238,7 +238,7 @@ impl Contract {
     }
 
     /// The declared rules.
-    pub fn rules(&self) -> &[Rule] {
+    pub fn rules(&self) -> &[DeclaredRule] {
         &self.rules
     }
 

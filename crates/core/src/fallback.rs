@@ -4,7 +4,7 @@
 //! safety assessment any attempt made; a fallback never downgrades safety).
 
 use crate::pointer::PathPattern;
-use crate::rules::{Condition, Rule};
+use crate::rules::{Condition, DeclaredRule};
 use serde_json::Value;
 
 /// A part of an attempt's value copied into the fallback.
@@ -43,7 +43,7 @@ impl Fallback {
     pub(crate) fn build(
         &self,
         attempts: &[&Value],
-        rules: &[Rule],
+        rules: &[DeclaredRule],
         valid: impl Fn(&Value) -> bool,
     ) -> Value {
         let mut reply = self.reply.clone();
@@ -101,9 +101,9 @@ impl Fallback {
 }
 
 /// Sets each `implies` consequence that demands one exact value, where its condition holds.
-fn apply_demands(value: &mut Value, rules: &[Rule]) {
+fn apply_demands(value: &mut Value, rules: &[DeclaredRule]) {
     for rule in rules {
-        if let Rule::Implies {
+        if let DeclaredRule::Implies {
             scope: None,
             when_path,
             when,

@@ -39,7 +39,7 @@ use crate::contract::{Contract, Kind, Limits};
 use crate::error::ContractError;
 use crate::fallback::{Carry, Fallback};
 use crate::pointer::PathPattern;
-use crate::rules::{Condition, Rule};
+use crate::rules::{Condition, DeclaredRule};
 use crate::schema::Schema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -473,13 +473,13 @@ fn pattern(source: &str, absolute: bool) -> Result<PathPattern, String> {
     parsed.map_err(|e| e.to_string())
 }
 
-fn rule(spec: RuleSpec) -> Result<Rule, String> {
+fn rule(spec: RuleSpec) -> Result<DeclaredRule, String> {
     Ok(match spec {
         RuleSpec::Unique {
             path,
             scope,
             message,
-        } => Rule::Unique {
+        } => DeclaredRule::Unique {
             path: pattern(&path, scope.is_none())?,
             scope: scope.as_deref().map(|s| pattern(s, true)).transpose()?,
             note: message,
@@ -496,7 +496,7 @@ fn rule(spec: RuleSpec) -> Result<Rule, String> {
                     "less_than needs two different member names, got {lesser:?} and {greater:?}"
                 ));
             }
-            Rule::LessThan {
+            DeclaredRule::LessThan {
                 scope: pattern(&scope, true)?,
                 lesser,
                 greater,
@@ -513,7 +513,7 @@ fn rule(spec: RuleSpec) -> Result<Rule, String> {
             let absolute = scope.is_none();
             let (when_path, when) = condition(when, absolute)?;
             let (then_path, then) = condition(then, absolute)?;
-            Rule::Implies {
+            DeclaredRule::Implies {
                 scope: scope.as_deref().map(|s| pattern(s, true)).transpose()?,
                 when_path,
                 when,

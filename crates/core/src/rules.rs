@@ -1,4 +1,5 @@
-//! [`Rule`]: the declared rules a contract adds to its JSON Schema for what a schema cannot say.
+//! [`DeclaredRule`]: the rules a contract declares beside its JSON Schema, for what a schema
+//! cannot say. (A violation's rule *name* is [`crate::Rule`].)
 //!
 //! Three kinds, each declared in the manifest (never arbitrary code):
 //! - `unique` — the values at a path are unique (within each match of an optional scope);
@@ -61,7 +62,7 @@ impl Condition {
 
 /// One declared rule, ready to check.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Rule {
+pub enum DeclaredRule {
     /// Values at `path` (relative to each `scope` match, or absolute without a scope) are unique.
     Unique {
         scope: Option<PathPattern>,
@@ -88,7 +89,7 @@ pub enum Rule {
     },
 }
 
-impl Rule {
+impl DeclaredRule {
     /// The rule violations of it carry.
     pub fn kind(&self) -> RuleName {
         match self {
@@ -319,7 +320,7 @@ mod tests {
         PathPattern::relative(s).unwrap()
     }
 
-    fn run(rule: &Rule, value: Value) -> Vec<(String, String)> {
+    fn run(rule: &DeclaredRule, value: Value) -> Vec<(String, String)> {
         let mut out = Vec::new();
         rule.check(&value, &mut out);
         out.into_iter().map(|v| (v.path, v.message)).collect()
@@ -327,7 +328,7 @@ mod tests {
 
     #[test]
     fn unique_reports_each_later_duplicate() {
-        let rule = Rule::Unique {
+        let rule = DeclaredRule::Unique {
             scope: None,
             path: PathPattern::absolute("/f/*/id").unwrap(),
             note: Some("ids must be unique".into()),
@@ -347,7 +348,7 @@ mod tests {
 
     #[test]
     fn unique_within_scope_compares_only_inside_each_scope() {
-        let rule = Rule::Unique {
+        let rule = DeclaredRule::Unique {
             scope: Some(PathPattern::absolute("/f/*").unwrap()),
             path: p("options/*/value"),
             note: None,
@@ -363,7 +364,7 @@ mod tests {
 
     #[test]
     fn less_than_checks_pairs_only_when_both_are_numbers() {
-        let rule = Rule::LessThan {
+        let rule = DeclaredRule::LessThan {
             scope: PathPattern::absolute("/f/*").unwrap(),
             lesser: "min".into(),
             greater: "max".into(),
@@ -379,7 +380,7 @@ mod tests {
             vec!["/f/1", "/f/2"]
         );
         assert_eq!(got[0].1, "\"min\" (10) must be less than \"max\" (1)");
-        let lenient = Rule::LessThan {
+        let lenient = DeclaredRule::LessThan {
             scope: PathPattern::absolute("/f/*").unwrap(),
             lesser: "min".into(),
             greater: "max".into(),
@@ -391,7 +392,7 @@ mod tests {
 
     #[test]
     fn implies_checks_the_consequence_only_when_the_condition_holds() {
-        let rule = Rule::Implies {
+        let rule = DeclaredRule::Implies {
             scope: None,
             when_path: p("/safety/danger_level"),
             when: Condition::OneOf(vec![json!("critical"), json!("emergency")]),
@@ -430,7 +431,7 @@ mod tests {
 
     #[test]
     fn implies_in_scope_uses_relative_paths() {
-        let rule = Rule::Implies {
+        let rule = DeclaredRule::Implies {
             scope: Some(PathPattern::absolute("/fields/*").unwrap()),
             when_path: p("type"),
             when: Condition::Equals(json!("radio")),
@@ -450,7 +451,7 @@ mod tests {
 
     #[test]
     fn rules_describe_themselves_for_the_prompt() {
-        let rule = Rule::Implies {
+        let rule = DeclaredRule::Implies {
             scope: None,
             when_path: p("/a"),
             when: Condition::OneOf(vec![json!("x"), json!("y")]),

@@ -7,14 +7,14 @@
 //! consequence true. The caller validates afterwards; whatever is still wrong is regenerated.
 
 use bridle_core::pointer::PathPattern;
-use bridle_core::rules::{Condition, Rule};
+use bridle_core::rules::{Condition, DeclaredRule};
 use serde_json::Value;
 
 /// Fix passes over all rules (one fix can break another rule; a few passes settle it).
 const PASSES: usize = 4;
 
 /// Changes `value` so that it breaks fewer of `rules`; returns whether anything changed.
-pub(crate) fn fix_rules(rules: &[Rule], value: &mut Value) -> bool {
+pub(crate) fn fix_rules(rules: &[DeclaredRule], value: &mut Value) -> bool {
     let mut any = false;
     for _ in 0..PASSES {
         let mut changed = false;
@@ -29,17 +29,17 @@ pub(crate) fn fix_rules(rules: &[Rule], value: &mut Value) -> bool {
     any
 }
 
-fn fix_rule(rule: &Rule, value: &mut Value) -> bool {
+fn fix_rule(rule: &DeclaredRule, value: &mut Value) -> bool {
     match rule {
-        Rule::Unique { .. } => fix_unique(rule, value),
-        Rule::LessThan {
+        DeclaredRule::Unique { .. } => fix_unique(rule, value),
+        DeclaredRule::LessThan {
             scope,
             lesser,
             greater,
             allow_equal,
             ..
         } => fix_less_than(scope, lesser, greater, *allow_equal, value),
-        Rule::Implies {
+        DeclaredRule::Implies {
             scope,
             when_path,
             when,
@@ -68,7 +68,7 @@ fn fix_rule(rule: &Rule, value: &mut Value) -> bool {
 }
 
 /// Later duplicates get a suffix (`mood` → `mood_2`); numbers are moved up.
-fn fix_unique(rule: &Rule, value: &mut Value) -> bool {
+fn fix_unique(rule: &DeclaredRule, value: &mut Value) -> bool {
     let mut violations = Vec::new();
     rule.check(value, &mut violations);
     let mut changed = false;
@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn implies_flips_a_boolean_premise_or_sets_the_consequence() {
-        let unsafe_means_critical = Rule::Implies {
+        let unsafe_means_critical = DeclaredRule::Implies {
             scope: None,
             when_path: p("/safety/is_safe"),
             when: Condition::Equals(json!(false)),
@@ -219,7 +219,7 @@ mod tests {
             then: Condition::OneOf(vec![json!("critical"), json!("emergency")]),
             note: None,
         };
-        let critical_means_unsafe = Rule::Implies {
+        let critical_means_unsafe = DeclaredRule::Implies {
             scope: None,
             when_path: p("/safety/danger_level"),
             when: Condition::OneOf(vec![json!("critical"), json!("emergency")]),
@@ -250,14 +250,14 @@ mod tests {
     #[test]
     fn less_than_swaps_or_lifts_and_unique_adds_suffixes() {
         let rules = [
-            Rule::LessThan {
+            DeclaredRule::LessThan {
                 scope: p("/fields/*"),
                 lesser: "min".into(),
                 greater: "max".into(),
                 allow_equal: false,
                 note: None,
             },
-            Rule::Unique {
+            DeclaredRule::Unique {
                 scope: None,
                 path: p("/fields/*/id"),
                 note: None,
