@@ -24,7 +24,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 // Parsing replies into JSON values is allocation-heavy; mimalloc makes `check` ~35% faster than
-// the system allocator (see bench/README.md).
+// the system allocator (see bench/history-2026-11.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -2,7 +2,7 @@
 //!
 //! Transparent huge pages are off for them (Linux): mimalloc asks for huge pages on its arenas,
 //! and the first touch of a fresh 2 MiB page zeroes all of it at once — under steady load that
-//! stalled the process for ~6 ms every ~150 ms (bench/README.md, gateway section), the slowest
+//! stalled the process for ~6 ms every ~150 ms (bench/history-2026-11.md, gateway sessions), the slowest
 //! percent of requests. Setting `MIMALLOC_ALLOW_THP` (mimalloc's own option) leaves the choice
 //! to mimalloc: `MIMALLOC_ALLOW_THP=1` turns huge pages back on.
 

@@ -16,7 +16,7 @@ pub(crate) fn render(contract: &Contract, context: &Context, history: &[Value]) 
         return render_text(contract, context);
     }
     // The rest depends on the contract alone: rendered once (a turn's 10 KB were ~2.5 % of
-    // the gateway's CPU, bench/README.md).
+    // the gateway's CPU, bench/history-2026-11.md).
     contract
         .instructions
         .get_or_init(|| render_structured(contract))
