@@ -21,6 +21,7 @@
 pub mod cards;
 mod check;
 pub mod coerce;
+pub mod config_error;
 pub mod context;
 pub mod contract;
 pub mod error;
@@ -40,6 +41,7 @@ pub mod text;
 pub mod tool_call;
 pub mod xml;
 
+pub use config_error::ConfigError;
 pub use context::Context;
 pub use contract::{Checked, Contract, Kind};
 pub use error::ContractError;
