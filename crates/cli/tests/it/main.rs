@@ -6,6 +6,7 @@
 mod after_reply;
 mod check;
 mod closed_stdout;
+mod config;
 mod crash;
 mod eval;
 mod hostile;
