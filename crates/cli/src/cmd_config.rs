@@ -31,7 +31,7 @@ enum ConfigAction {
 /// Where the configuration comes from, as for `serve`.
 #[derive(Debug, Args)]
 struct Source {
-    /// A bridle.toml configuration file (default: none, or BRIDLE_CONFIG).
+    /// A bridle.toml configuration file (without one: the defaults and the environment).
     #[arg(value_name = "FILE", env = "BRIDLE_CONFIG")]
     file: Option<PathBuf>,
     /// Where Bridle keeps its files (wins over the file's data_dir).
