@@ -8,9 +8,8 @@
 //! concurrent changes do not undo each other.
 
 use crate::Outcome;
+use crate::config_file::{self, Overrides};
 use anyhow::{Context as _, Result, bail};
-use bridle_engine::Config;
-use bridle_server::ServerSettings;
 use bridle_server::auth::{self, Role, StoredKey};
 use clap::{Args, Subcommand};
 use std::path::{Path, PathBuf};
@@ -53,11 +52,15 @@ enum KeysAction {
 }
 
 pub fn run(args: KeysArgs) -> Result<Outcome> {
-    let config = Config::load(args.config.as_deref(), args.data_dir.as_deref())?;
-    let settings = ServerSettings::from_value(&config.server).map_err(anyhow::Error::msg)?;
-    let file = settings
+    let overrides = Overrides {
+        data_dir: args.data_dir.as_deref(),
+        ..Overrides::default()
+    };
+    let loaded = config_file::load(args.config.as_deref(), &overrides).context("configuration")?;
+    let file = loaded
+        .server
         .key_file
-        .unwrap_or_else(|| config.data_dir.join("api-keys.json"));
+        .unwrap_or_else(|| loaded.config.data_dir.join("api-keys.json"));
     match args.action {
         KeysAction::List => list(&file)?,
         KeysAction::Add { user, admin } => add(&file, user.trim(), admin)?,

@@ -2,8 +2,8 @@
 //! built-in mock provider, API keys generated and printed on first start.
 
 use crate::Outcome;
+use crate::config_file::{self, Overrides};
 use anyhow::{Context as _, Result};
-use bridle_engine::Config;
 use bridle_server::serve::{KeyEnv, serve};
 use clap::Args;
 use std::path::PathBuf;
@@ -23,12 +23,16 @@ pub struct ServeArgs {
 
 pub fn run(dirs: &[PathBuf], args: ServeArgs) -> Result<Outcome> {
     crate::memory::steady_pages();
-    let mut config = Config::load(args.config.as_deref(), args.data_dir.as_deref())?;
-    config.contracts_dirs.extend(dirs.iter().cloned());
+    let overrides = Overrides {
+        data_dir: args.data_dir.as_deref(),
+        contracts: dirs,
+        bind: args.bind.as_deref(),
+    };
+    let loaded = config_file::load(args.config.as_deref(), &overrides).context("configuration")?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(config, args.bind, KeyEnv::from_process()))?;
+    runtime.block_on(serve(loaded.config, loaded.server, KeyEnv::from_process()))?;
     Ok(Outcome::Met)
 }

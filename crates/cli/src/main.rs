@@ -1,11 +1,14 @@
 //! `bridle`: the command line of Bridle — check, repair and evaluate LLM replies against a
-//! contract, print a contract's prompt instructions, list contracts.
+//! contract, print a contract's prompt instructions, list contracts; run the gateway and the
+//! mock LLM, manage API keys, and check or show the gateway's configuration (`config_file.rs`
+//! owns the layout of `bridle.toml`).
 //!
 //! Exit codes: 0 the reply (or every reply) meets the contract, 1 it does not, 2 usage or I/O
 //! error (unknown contract, missing file, a schema that is not a schema). A reader that closes
 //! standard output early (`| head`) is no error: the exit code stays the command's (`out.rs`).
 
 mod cmd_check;
+mod cmd_config;
 mod cmd_contracts;
 mod cmd_eval;
 mod cmd_keys;
@@ -14,6 +17,7 @@ mod cmd_prompt;
 mod cmd_repair;
 mod cmd_serve;
 mod cmd_xml_query;
+mod config_file;
 mod input;
 mod memory;
 mod out;
@@ -67,6 +71,8 @@ enum Command {
     /// Print the <llmQuery> XML document for a message and its topic context.
     #[command(name = "xml-query")]
     XmlQuery(cmd_xml_query::XmlQueryArgs),
+    /// Check the gateway's configuration, or show it with every default filled in.
+    Config(cmd_config::ConfigArgs),
 }
 
 /// Which contract a command uses: a named one or an ad-hoc JSON Schema file.
@@ -112,6 +118,7 @@ fn main() -> ExitCode {
         Command::MockLlm(args) => cmd_mock::run(&cli.contracts, args),
         Command::Keys(args) => cmd_keys::run(args),
         Command::XmlQuery(args) => cmd_xml_query::run(&cli.contracts, args),
+        Command::Config(args) => cmd_config::run(&cli.contracts, args),
     };
     match result {
         Ok(Outcome::Met) => ExitCode::SUCCESS,

@@ -22,6 +22,7 @@
 pub mod cards;
 mod check;
 pub mod coerce;
+pub mod config_error;
 pub mod context;
 pub mod contract;
 pub mod error;
@@ -44,6 +45,7 @@ pub mod text;
 pub mod tool_call;
 pub mod xml;
 
+pub use config_error::ConfigError;
 pub use context::Context;
 pub use contract::{Checked, Contract, Kind};
 pub use error::ContractError;

@@ -449,20 +449,8 @@ pub fn build_provider(
             Arc::new(Anthropic::new(settings, model.native_structured_output)?)
         }
         ProviderKind::Mock => {
-            let mock = bridle_mock::MockConfig {
-                seed: entry.mock.seed,
-                fault_rate: entry.mock.fault_rate,
-                latency_ms: entry.mock.latency_ms,
-                stream_piece_chars: entry.mock.stream_piece_chars,
-                stream_interval_ms: entry.mock.stream_interval_ms,
-                script: entry.mock.script.clone(),
-                faults: entry
-                    .mock
-                    .faults
-                    .clone()
-                    .unwrap_or_else(bridle_mock::Fault::default_mix),
-                ..bridle_mock::MockConfig::default()
-            };
+            // The model knows `contracts`: `with_config` puts them in.
+            let mock = entry.mock.config(Contracts::default());
             Arc::new(providers::mock::Mock::with_config(contracts, mock)?)
         }
     })

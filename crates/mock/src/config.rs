@@ -55,9 +55,14 @@ pub enum ConfigError {
     EmptyMix,
     /// A delay or `Retry-After` beyond reason.
     #[error(
-        "{0} is out of range (delays up to {MAX_DELAY_MS} ms, Retry-After up to {MAX_RETRY_AFTER_SECS} s)"
+        "{what} is out of range (delays up to {MAX_DELAY_MS} ms, Retry-After up to {MAX_RETRY_AFTER_SECS} s)"
     )]
-    OutOfRange(String),
+    OutOfRange {
+        /// The setting that holds it (`latency_ms`, `stream_interval_ms`, `faults`, `script`).
+        key: &'static str,
+        /// The value, or the fault, at fault.
+        what: String,
+    },
     /// An empty key would make every request unauthorised, or authorise a blank header.
     #[error("require_api_key must not be empty")]
     EmptyApiKey,
@@ -176,17 +181,16 @@ impl MockConfig {
         if self.fault_rate > 0.0 && self.faults.is_empty() && self.script.is_none() {
             return Err(ConfigError::EmptyMix);
         }
-        if self.latency_ms > MAX_DELAY_MS {
-            return Err(ConfigError::OutOfRange(format!(
-                "latency_ms {}",
-                self.latency_ms
-            )));
-        }
-        if self.stream_interval_ms > MAX_DELAY_MS {
-            return Err(ConfigError::OutOfRange(format!(
-                "stream_interval_ms {}",
-                self.stream_interval_ms
-            )));
+        for (key, ms) in [
+            ("latency_ms", self.latency_ms),
+            ("stream_interval_ms", self.stream_interval_ms),
+        ] {
+            if ms > MAX_DELAY_MS {
+                return Err(ConfigError::OutOfRange {
+                    key,
+                    what: format!("{key} {ms}"),
+                });
+            }
         }
         if self.stream_piece_chars == 0 {
             return Err(ConfigError::ZeroSize("stream_piece_chars"));
@@ -201,24 +205,40 @@ impl MockConfig {
             .flat_map(|s| s.turns.iter())
             .flat_map(|t| t.attempts.iter())
             .filter_map(|step| match step {
-                crate::script::Step::Fault(fault) => Some(fault),
+                crate::script::Step::Fault(fault) => Some(("script", fault)),
                 _ => None,
             });
-        for fault in self.faults.iter().chain(scripted) {
-            match fault {
-                Fault::Slow { ms } if *ms > MAX_DELAY_MS => {
-                    return Err(ConfigError::OutOfRange(fault.to_string()));
-                }
-                Fault::Http429 { retry_after_secs } if *retry_after_secs > MAX_RETRY_AFTER_SECS => {
-                    return Err(ConfigError::OutOfRange(fault.to_string()));
-                }
-                _ => {}
+        let drawn = self.faults.iter().map(|fault| ("faults", fault));
+        for (key, fault) in drawn.chain(scripted) {
+            let too_long = match fault {
+                Fault::Slow { ms } => *ms > MAX_DELAY_MS,
+                Fault::Http429 { retry_after_secs } => *retry_after_secs > MAX_RETRY_AFTER_SECS,
+                _ => false,
+            };
+            if too_long {
+                return Err(ConfigError::OutOfRange {
+                    key,
+                    what: fault.to_string(),
+                });
             }
         }
         if self.require_api_key.as_deref().is_some_and(str::is_empty) {
             return Err(ConfigError::EmptyApiKey);
         }
         Ok(())
+    }
+
+    /// The setting a [`ConfigError`] of [`MockConfig::validate`] is about, as a provider entry
+    /// of `bridle.toml` names it (`require_api_key` has no such key: it is the `mock-llm`
+    /// command's).
+    pub(crate) fn key_of(error: &ConfigError) -> &'static str {
+        match error {
+            ConfigError::FaultRate(_) => "fault_rate",
+            ConfigError::EmptyMix => "faults",
+            ConfigError::OutOfRange { key, .. } | ConfigError::ZeroSize(key) => key,
+            ConfigError::EmptyApiKey => "require_api_key",
+            ConfigError::EmptyPieces { .. } => "script",
+        }
     }
 
     /// Refuses a `pieces` step with no piece (the script reader refuses it too; a script built

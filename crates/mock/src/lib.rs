@@ -45,6 +45,7 @@ mod scalars;
 mod script;
 #[cfg(feature = "http")]
 mod server;
+mod settings;
 mod shape;
 #[cfg(feature = "http")]
 mod stream;
@@ -66,3 +67,4 @@ pub use request::{
 pub use script::{Script, ScriptError, ScriptTurn, Step};
 #[cfg(feature = "http")]
 pub use server::{MockServer, app, serve};
+pub use settings::{MockSettings, RawMockSettings};

@@ -51,12 +51,13 @@ impl KeyEnv {
     }
 }
 
-/// Opens everything and serves until Ctrl-C. `bind` overrides `[server] bind`.
-pub async fn serve(config: Config, bind: Option<String>, env: KeyEnv) -> Result<(), ServeError> {
-    let mut settings = ServerSettings::from_value(&config.server).map_err(ServeError::Settings)?;
-    if let Some(bind) = bind {
-        settings.bind = bind;
-    }
+/// Opens everything and serves until Ctrl-C, with the engine's `config` and the `[server]`
+/// `settings` (both loaded and checked by the caller, `--bind` already applied).
+pub async fn serve(
+    config: Config,
+    settings: ServerSettings,
+    env: KeyEnv,
+) -> Result<(), ServeError> {
     let key_file = settings
         .key_file
         .clone()

@@ -1,7 +1,12 @@
-//! [`ServerSettings`]: the `[server]` section of `bridle.toml` (raw serde, `deny_unknown_fields`)
-//! — where to listen, the input limits and the connection guards.
+//! [`ServerSettings`]: the `[server]` section of `bridle.toml` — where to listen, the input
+//! limits, the connection guards, the key file and the per-user limits (`[server.limits]`,
+//! [`LimitsConfig`](crate::limits::LimitsConfig)). Its raw form is itself (serde,
+//! `deny_unknown_fields`, every key defaulted); [`ServerSettings::load`] checks every key and
+//! names the one at fault (`limits.requests_per_minute: must be between 1 and 10000, not 0`,
+//! relative to the section).
 
-use serde::Deserialize;
+use bridle_core::ConfigError;
+use serde::{Deserialize, Serialize};
 
 /// Longest user message accepted, in characters, unless configured.
 pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 10_000;
@@ -12,7 +17,7 @@ pub const DEFAULT_MAX_CONTEXT_BYTES: usize = 64 * 1024;
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Server settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ServerSettings {
     /// Address to listen on.
@@ -41,6 +46,7 @@ pub struct ServerSettings {
     pub max_connections: usize,
     /// The key file (hashes of API keys); default `api-keys.json` in the data dir. Several
     /// instances can share one file; each reloads it when it changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_file: Option<std::path::PathBuf>,
     /// How often, in milliseconds, the key file is checked for changes (key rotation without
     /// restart; `SIGHUP` reloads at once).
@@ -67,35 +73,87 @@ impl Default for ServerSettings {
 }
 
 impl ServerSettings {
-    /// Reads the opaque `[server]` value the engine's configuration kept.
-    pub fn from_value(value: &serde_json::Value) -> Result<Self, String> {
-        let settings: Self = if value.is_null() {
-            Self::default()
-        } else {
-            serde_json::from_value(value.clone()).map_err(|e| format!("[server]: {e}"))?
+    /// Checks every key, `[server.limits]` included; the error names the first key at fault,
+    /// relative to the section (`max_body_bytes`, `limits.redis_url`).
+    pub fn load(self) -> Result<Self, ConfigError> {
+        let at_least = |key: &str, value: u64, least: u64| {
+            if value < least {
+                Err(ConfigError::new(
+                    key,
+                    format!("must be at least {least}, not {value}"),
+                ))
+            } else {
+                Ok(())
+            }
         };
-        if settings.max_message_chars == 0
-            || settings.max_body_bytes < 1024
-            || settings.max_context_bytes == 0
-        {
-            return Err(
-                "[server]: max_message_chars and max_context_bytes must be > 0 and max_body_bytes ≥ 1024"
-                    .into(),
-            );
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        at_least("max_message_chars", count(self.max_message_chars), 1)?;
+        at_least("max_body_bytes", count(self.max_body_bytes), 1024)?;
+        at_least("max_context_bytes", count(self.max_context_bytes), 1)?;
+        at_least("header_timeout_ms", self.header_timeout_ms, 1)?;
+        at_least("body_timeout_ms", self.body_timeout_ms, 1)?;
+        at_least("max_connections", count(self.max_connections), 1)?;
+        at_least("key_reload_ms", self.key_reload_ms, 1)?;
+        at_least("sse_keep_alive_ms", self.sse_keep_alive_ms, 10)?;
+        self.limits.check().map_err(|e| e.within("limits"))?;
+        Ok(self)
+    }
+
+    /// The settings with the password of `limits.redis_url` replaced by `marker`.
+    #[must_use]
+    pub fn redacted(&self, marker: &str) -> Self {
+        let mut copy = self.clone();
+        copy.limits.redis_url = self
+            .limits
+            .redis_url
+            .as_deref()
+            .map(|url| crate::limits::redact_url_with(url, marker));
+        copy
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_each_mistake_names_its_key() {
+        assert_eq!(
+            ServerSettings::default().load(),
+            Ok(ServerSettings::default())
+        );
+        type Change = fn(&mut ServerSettings);
+        let cases: [(Change, &str); 10] = [
+            (|s| s.max_message_chars = 0, "max_message_chars"),
+            (|s| s.max_body_bytes = 1023, "max_body_bytes"),
+            (|s| s.max_context_bytes = 0, "max_context_bytes"),
+            (|s| s.header_timeout_ms = 0, "header_timeout_ms"),
+            (|s| s.body_timeout_ms = 0, "body_timeout_ms"),
+            (|s| s.max_connections = 0, "max_connections"),
+            (|s| s.key_reload_ms = 0, "key_reload_ms"),
+            (|s| s.sse_keep_alive_ms = 9, "sse_keep_alive_ms"),
+            (
+                |s| s.limits.requests_per_minute = 0,
+                "limits.requests_per_minute",
+            ),
+            (|s| s.limits.key_prefix = String::new(), "limits.key_prefix"),
+        ];
+        for (change, key) in cases {
+            let mut settings = ServerSettings::default();
+            change(&mut settings);
+            let error = settings.load().unwrap_err();
+            assert_eq!(error.path, key, "{error}");
         }
-        if settings.header_timeout_ms == 0
-            || settings.body_timeout_ms == 0
-            || settings.max_connections == 0
-            || settings.key_reload_ms == 0
-        {
-            return Err(
-                "[server]: header_timeout_ms, body_timeout_ms, max_connections and key_reload_ms must be > 0"
-                    .into(),
-            );
-        }
-        if settings.sse_keep_alive_ms < 10 {
-            return Err("[server]: sse_keep_alive_ms must be at least 10".into());
-        }
-        Ok(settings)
+    }
+
+    #[test]
+    fn redaction_keeps_the_redis_host() {
+        let mut settings = ServerSettings::default();
+        settings.limits.redis_url = Some("redis://:hunter2@cache:6379/0".into());
+        let shown = settings.redacted("[REDACTED]");
+        assert_eq!(
+            shown.limits.redis_url.as_deref(),
+            Some("redis://[REDACTED]@cache:6379/0")
+        );
     }
 }

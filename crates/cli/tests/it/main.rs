@@ -6,6 +6,8 @@
 mod after_reply;
 mod check;
 mod closed_stdout;
+mod config;
+mod config_docs;
 mod crash;
 mod eval;
 mod hostile;

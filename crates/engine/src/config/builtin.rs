@@ -35,6 +35,7 @@ pub(super) fn add_mock(
             kind: ProviderKind::Mock,
             base_url: String::new(),
             api_key: None,
+            api_key_env: None,
             timeout: Duration::from_secs(60),
             mock: MockSettings::default(),
         });

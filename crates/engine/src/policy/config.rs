@@ -61,18 +61,23 @@ impl SafetyConfigError {
 pub struct SafetyConfig {
     /// Crisis resources per language, shown with an emergency; merged over the built-in English
     /// and German texts (an entry here replaces the built-in one for its language).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub crisis: BTreeMap<String, String>,
     /// The notice put before the crisis resources when a blocked conversation gets another
     /// message, per language; merged over the built-in English and German notices.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub blocked_notice: BTreeMap<String, String>,
     /// Where to POST a JSON notification (`http://` or `https://`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook_url: Option<String>,
     /// Bound on one webhook delivery, seconds.
     pub webhook_timeout_secs: f64,
     /// Email notifications.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub smtp: Option<SmtpConfig>,
     /// A link to the conversation in an admin console, put into emails;
     /// `{conversation_id}` and `{message_id}` are replaced.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_link: Option<String>,
 }
 
@@ -128,10 +133,10 @@ pub struct SmtpConfig {
     #[serde(default)]
     pub starttls: bool,
     /// SMTP AUTH user name (with `password`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
     /// SMTP AUTH password (with `username`).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub password: Option<String>,
     /// Bound on one delivery (connect, dialogue, data), seconds.
     #[serde(default = "default_smtp_timeout")]
@@ -188,6 +193,24 @@ impl SafetyConfig {
     /// Checks every setting; the error names the first one at fault and says what to change.
     pub fn validate(&self) -> Result<(), SafetyConfigError> {
         self.checked().map(|_| ())
+    }
+
+    /// The settings with their secrets replaced by `marker`: the SMTP password, and the
+    /// webhook URL past its origin (its path or query often carries a token).
+    #[must_use]
+    pub fn redacted(&self, marker: &str) -> Self {
+        let mut copy = self.clone();
+        copy.webhook_url = self
+            .webhook_url
+            .as_deref()
+            .map(|url| match reqwest::Url::parse(url) {
+                Ok(parsed) => format!("{}/{marker}", parsed.origin().ascii_serialization()),
+                Err(_) => marker.to_owned(),
+            });
+        if let Some(smtp) = &mut copy.smtp {
+            smtp.password = smtp.password.as_ref().map(|_| marker.to_owned());
+        }
+        copy
     }
 
     pub(crate) fn checked(&self) -> Result<ValidConfig, SafetyConfigError> {
@@ -599,6 +622,27 @@ mod tests {
             };
             assert!(config.validate().is_ok(), "{host}");
         }
+    }
+
+    #[test]
+    fn redaction_hides_the_password_and_the_webhook_token() {
+        let config = SafetyConfig {
+            webhook_url: Some("https://ops.example:8443/hooks/bridle?token=abc".into()),
+            smtp: Some(SmtpConfig {
+                username: Some("u".into()),
+                password: Some("hunter2".into()),
+                ..smtp()
+            }),
+            ..SafetyConfig::default()
+        };
+        let redacted = config.redacted("[REDACTED]");
+        assert_eq!(
+            redacted.webhook_url.as_deref(),
+            Some("https://ops.example:8443/[REDACTED]")
+        );
+        let smtp = redacted.smtp.unwrap_or_else(smtp);
+        assert_eq!(smtp.password.as_deref(), Some("[REDACTED]"));
+        assert_eq!(smtp.username.as_deref(), Some("u"));
     }
 
     #[test]

@@ -426,7 +426,7 @@ impl Limits {
 }
 
 /// The `[limits]` section of the server configuration.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsConfig {
     /// Enforce the limits at all. Default true; false for a gateway whose callers are limited
@@ -438,6 +438,7 @@ pub struct LimitsConfig {
     pub concurrent_conversations: u32,
     /// `redis://[user][:password@]host[:port][/db]`: share the limits across instances
     /// through this Redis. Unset: limits are kept in process (one instance only).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_url: Option<String>,
     /// Prefix of every Redis key, so several deployments can share one Redis.
     /// Default `bridle:limits:`.
@@ -492,15 +493,54 @@ impl LimitsConfig {
     /// # Errors
     /// [`LimitError::InvalidConfig`] naming the first invalid field.
     pub fn validate(&self) -> Result<(), LimitError> {
-        self.limits()?;
-        self.redis_timeout()?;
+        self.check()
+            .map_err(|e| LimitError::InvalidConfig(e.to_string()))
+    }
+
+    /// Checks every field without connecting anywhere; the error names the first invalid one
+    /// (`requests_per_minute`), relative to the section.
+    ///
+    /// # Errors
+    /// The first invalid field and what is wrong with it.
+    pub fn check(&self) -> Result<(), bridle_core::ConfigError> {
+        use bridle_core::ConfigError;
+        let within = |key: &str, value: u64, max: u64| {
+            if (1..=max).contains(&value) {
+                Ok(())
+            } else {
+                Err(ConfigError::new(
+                    key,
+                    format!("must be between 1 and {max}, not {value}"),
+                ))
+            }
+        };
+        within(
+            "requests_per_minute",
+            self.requests_per_minute.into(),
+            MAX_REQUESTS_PER_MINUTE.into(),
+        )?;
+        within(
+            "concurrent_conversations",
+            self.concurrent_conversations.into(),
+            MAX_CONCURRENT_CONVERSATIONS.into(),
+        )?;
+        within(
+            "lease_ttl_secs",
+            self.lease_ttl_secs,
+            Self::MAX_LEASE_TTL_SECS,
+        )?;
+        within(
+            "redis_timeout_ms",
+            self.redis_timeout_ms,
+            Self::MAX_REDIS_TIMEOUT_MS,
+        )?;
         if let Some(url) = &self.redis_url {
             // Parsing only; the message never repeats the URL, which may hold a password.
             ::redis::Client::open(url.as_str()).map_err(|e| {
-                LimitError::InvalidConfig(format!(
-                    "redis_url is not a usable Redis URL ({:?})",
-                    e.kind()
-                ))
+                ConfigError::new(
+                    "redis_url",
+                    format!("is not a usable Redis URL ({:?})", e.kind()),
+                )
             })?;
         }
         check_key_prefix(&self.key_prefix)
@@ -583,16 +623,21 @@ fn check_id(what: &'static str, id: &str) -> Result<(), LimitError> {
 
 /// A Redis key prefix: 1 to [`LimitsConfig::MAX_KEY_PREFIX_BYTES`] bytes, no whitespace or
 /// control characters.
-fn check_key_prefix(prefix: &str) -> Result<(), LimitError> {
+fn check_key_prefix(prefix: &str) -> Result<(), bridle_core::ConfigError> {
+    use bridle_core::ConfigError;
     if prefix.is_empty() || prefix.len() > LimitsConfig::MAX_KEY_PREFIX_BYTES {
-        return Err(LimitError::InvalidConfig(format!(
-            "key_prefix must be 1 to {} bytes long",
-            LimitsConfig::MAX_KEY_PREFIX_BYTES
-        )));
+        return Err(ConfigError::new(
+            "key_prefix",
+            format!(
+                "must be 1 to {} bytes long",
+                LimitsConfig::MAX_KEY_PREFIX_BYTES
+            ),
+        ));
     }
     if prefix.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(LimitError::InvalidConfig(
-            "key_prefix must not contain whitespace or control characters".to_owned(),
+        return Err(ConfigError::new(
+            "key_prefix",
+            "must not contain whitespace or control characters",
         ));
     }
     Ok(())
@@ -600,13 +645,18 @@ fn check_key_prefix(prefix: &str) -> Result<(), LimitError> {
 
 /// `scheme://user:secret@host/…` → `scheme://***@host/…`; anything else unchanged.
 fn redact_url(url: &str) -> String {
+    redact_url_with(url, "***")
+}
+
+/// `scheme://user:secret@host/…` → `scheme://{marker}@host/…`; anything else unchanged.
+pub(crate) fn redact_url_with(url: &str, marker: &str) -> String {
     let Some(scheme_end) = url.find("://") else {
         return url.to_owned();
     };
     let (scheme, rest) = url.split_at(scheme_end + 3);
     let authority_end = rest.find('/').unwrap_or(rest.len());
     match rest.get(..authority_end).and_then(|a| a.rfind('@')) {
-        Some(at) => format!("{scheme}***{}", rest.get(at..).unwrap_or_default()),
+        Some(at) => format!("{scheme}{marker}{}", rest.get(at..).unwrap_or_default()),
         None => url.to_owned(),
     }
 }

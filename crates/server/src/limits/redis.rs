@@ -105,7 +105,7 @@ impl RedisLimiter {
         limits: Limits,
         timeout: Duration,
     ) -> Result<Self, LimitError> {
-        check_key_prefix(key_prefix)?;
+        check_key_prefix(key_prefix).map_err(|e| LimitError::InvalidConfig(e.to_string()))?;
         if timeout.is_zero() {
             return Err(LimitError::InvalidConfig(
                 "the Redis timeout must not be zero".to_owned(),

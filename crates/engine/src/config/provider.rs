@@ -1,0 +1,182 @@
+//! [`ProviderConfig`] and [`ModelConfig`]: one `[providers.NAME]` and one `[models.NAME]`
+//! entry, checked — base URL, API key (literal or from the environment), timeout, the mock's
+//! settings; the model's provider, name and options.
+
+use super::Environment;
+use super::raw::{RawModel, RawProvider};
+use bridle_core::ConfigError;
+use bridle_mock::MockSettings;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Which implementation a provider entry uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible Chat Completions.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// The built-in mock LLM (in process).
+    Mock,
+}
+
+/// A validated provider entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProviderConfig {
+    /// Implementation.
+    pub kind: ProviderKind,
+    /// Base URL (HTTP providers).
+    pub base_url: String,
+    /// API key, resolved from `api_key` or `api_key_env`.
+    pub api_key: Option<String>,
+    /// The environment variable the key was read from, when it was.
+    pub api_key_env: Option<String>,
+    /// Time allowed per call.
+    pub timeout: Duration,
+    /// Behaviour of a `mock` provider (seed, fault rate, latency, script).
+    pub mock: MockSettings,
+}
+
+/// A validated model entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelConfig {
+    /// Provider entry name.
+    pub provider: String,
+    /// The provider's model id.
+    pub model: String,
+    /// Pass the contract's schema as native structured output.
+    pub native_structured_output: bool,
+    /// The model accepts a system role.
+    pub system_role: bool,
+    /// Sampling temperature.
+    pub temperature: Option<f64>,
+    /// Most tokens per reply.
+    pub max_tokens: Option<u32>,
+}
+
+/// Checks one provider entry; an error names its key within the entry (`base_url`).
+pub(super) fn provider(p: RawProvider, env: &Environment) -> Result<ProviderConfig, ConfigError> {
+    let base_url = match (p.kind, p.base_url) {
+        (ProviderKind::Mock, url) => url.unwrap_or_default(),
+        (ProviderKind::Anthropic, None) => "https://api.anthropic.com/v1".into(),
+        (ProviderKind::Openai, None) => {
+            return Err(ConfigError::new("base_url", "base_url is required"));
+        }
+        (_, Some(url)) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(ConfigError::new(
+                    "base_url",
+                    format!("base_url {url:?} must start with http:// or https://"),
+                ));
+            }
+            url
+        }
+    };
+    let api_key = match (p.api_key, &p.api_key_env) {
+        (Some(_), Some(_)) => {
+            return Err(ConfigError::new(
+                "api_key",
+                "set api_key or api_key_env, not both",
+            ));
+        }
+        (Some(key), None) => Some(key),
+        (None, Some(var)) => Some(env.get(var).cloned().ok_or_else(|| {
+            ConfigError::new(
+                "api_key_env",
+                format!("environment variable {var} is not set"),
+            )
+        })?),
+        (None, None) => None,
+    };
+    let timeout = p.timeout_secs.unwrap_or(60.0);
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
+        return Err(ConfigError::new(
+            "timeout_secs",
+            "timeout_secs must be in (0, 3600]",
+        ));
+    }
+    if let Some(key) = p.mock.keys_set().first()
+        && p.kind != ProviderKind::Mock
+    {
+        return Err(ConfigError::new(
+            *key,
+            "seed, fault_rate, faults, latency_ms, stream_piece_chars, stream_interval_ms and script are settings of kind = \"mock\" only",
+        ));
+    }
+    Ok(ProviderConfig {
+        kind: p.kind,
+        base_url,
+        api_key,
+        api_key_env: p.api_key_env,
+        timeout: Duration::from_secs_f64(timeout),
+        mock: p.mock.load()?,
+    })
+}
+
+/// Checks one model entry named `name`; an error names its key within the entry.
+pub(super) fn model(
+    name: &str,
+    m: RawModel,
+    known_provider: impl Fn(&str) -> bool,
+) -> Result<ModelConfig, ConfigError> {
+    if !known_provider(&m.provider) && m.provider != "mock" {
+        return Err(ConfigError::new(
+            "provider",
+            format!("model {name:?} names unknown provider {:?}", m.provider),
+        ));
+    }
+    if let Some(t) = m.temperature
+        && !(0.0..=2.0).contains(&t)
+    {
+        return Err(ConfigError::new(
+            "temperature",
+            format!("model {name:?}: temperature must be 0.0–2.0"),
+        ));
+    }
+    Ok(ModelConfig {
+        provider: m.provider,
+        model: m.model.unwrap_or_else(|| name.to_owned()),
+        native_structured_output: m.native_structured_output,
+        system_role: m.system_role.unwrap_or(true),
+        temperature: m.temperature,
+        max_tokens: m.max_tokens,
+    })
+}
+
+impl ProviderConfig {
+    /// The entry as keys again, every default written out; the key itself only as
+    /// `redacted` (a key read from the environment stays `api_key_env`).
+    pub(super) fn to_raw(&self, redacted: &str) -> RawProvider {
+        let is_mock = self.kind == ProviderKind::Mock;
+        RawProvider {
+            kind: self.kind,
+            base_url: (!(is_mock && self.base_url.is_empty())).then(|| self.base_url.clone()),
+            api_key: match (&self.api_key, &self.api_key_env) {
+                (Some(_), None) => Some(redacted.to_owned()),
+                _ => None,
+            },
+            api_key_env: self.api_key_env.clone(),
+            timeout_secs: Some(self.timeout.as_secs_f64()),
+            mock: if is_mock {
+                self.mock.to_raw()
+            } else {
+                bridle_mock::RawMockSettings::default()
+            },
+        }
+    }
+}
+
+impl ModelConfig {
+    /// The entry as keys again, every default written out.
+    pub(super) fn to_raw(&self) -> RawModel {
+        RawModel {
+            provider: self.provider.clone(),
+            model: Some(self.model.clone()),
+            native_structured_output: self.native_structured_output,
+            system_role: Some(self.system_role),
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+        }
+    }
+}
