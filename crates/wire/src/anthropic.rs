@@ -14,8 +14,8 @@
 //!
 //! Replies are read as compatible servers and proxies write them, not only as the API does: a
 //! reply's `id`, `type`, `role` and `model`, a block's or event's `index`, a tool call's `id`
-//! and `name`, an error's `type`s may be missing (they read as empty, `assistant` or 0), and an
-//! error body may be `{"error": "text"}`. Written, every field is there.
+//! and `name`, an error's `type`s and `message` may be missing (they read as empty, `assistant`
+//! or 0), and an error body may be `{"error": "text"}`. Written, every field is there.
 
 mod blocks;
 mod stream;
@@ -460,7 +460,8 @@ pub struct ErrorDetail {
     /// (empty when missing).
     #[serde(rename = "type", default)]
     pub kind: String,
-    /// A human-readable message.
+    /// A human-readable message (empty when missing).
+    #[serde(default)]
     pub message: String,
     /// Fields not modelled here.
     #[serde(flatten)]
