@@ -462,6 +462,7 @@ where
 /// sends in place of one when it fails mid-stream (`{"error": {"message": …}}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // read per event and taken apart at once: no box per chunk
 pub enum StreamData {
     /// An error: the stream ends with it.
     Error(ErrorBody),
