@@ -8,14 +8,21 @@
 
 use super::body::BodyEncoder;
 use super::events::async_stream_events;
-use super::http::{self, HttpSettings};
+use super::http::{self, HttpSettings, SseEvent};
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Role, Usage, non_streaming, streaming,
+    Role, Usage, non_streaming, offered_functions, streaming,
 };
 use async_trait::async_trait;
 use bridle_core::ToolCall;
+use bridle_wire::Extra;
+use bridle_wire::anthropic::{
+    ContentBlock, Delta, ErrorBody, Message, MessagesRequest, MessagesResponse, StreamEvent,
+    System, Tool, ToolChoice, ToolChoiceKind,
+};
+use bridle_wire::openai::FunctionDefinition;
 use futures::StreamExt;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -56,40 +63,44 @@ impl Anthropic {
             .filter(|m| m.role == Role::System)
             .map(|m| m.content.as_str())
             .collect();
-        let messages: Vec<Value> = request
+        let messages: Vec<Message> = request
             .messages
             .iter()
             .filter(|m| m.role != Role::System)
-            .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
+            .map(|m| Message::text(m.role.into(), m.content.clone()))
             .collect();
-        let mut body = json!({
-            "model": request.model,
-            "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-            "messages": messages,
-        });
-        if !system.is_empty() {
-            body["system"] = json!(system.join("\n\n"));
-        }
-        if let Some(t) = request.temperature {
-            body["temperature"] = json!(t);
-        }
-        if stream {
-            body["stream"] = json!(true);
-        }
-        let mut tools: Vec<Value> = request.tools.iter().filter_map(tool_of).collect();
+        let mut tools: Vec<Tool> = offered_functions(&request.tools).map(tool_of).collect();
+        let mut tool_choice = None;
         if self.tool_output
             && let Some(ResponseFormat::JsonSchema { schema, .. }) = &request.response_format
         {
-            tools.insert(
-                0,
-                json!({"name": TOOL_NAME, "description": "Give the reply as structured data.", "input_schema": schema}),
-            );
-            body["tool_choice"] = json!({"type": "tool", "name": TOOL_NAME});
+            tools.insert(0, respond_tool(schema));
+            tool_choice = Some(ToolChoice {
+                kind: ToolChoiceKind::Tool,
+                name: Some(TOOL_NAME.to_owned()),
+                disable_parallel_tool_use: None,
+                extra: Extra::new(),
+            });
         }
-        if !tools.is_empty() {
-            body["tools"] = Value::Array(tools);
-        }
-        body
+        let body = MessagesRequest {
+            model: request.model.clone(),
+            max_tokens: u64::from(request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
+            messages,
+            system: (!system.is_empty()).then(|| System::Text(system.join("\n\n"))),
+            temperature: request.temperature,
+            top_p: None,
+            top_k: None,
+            stop_sequences: None,
+            stream: stream.then_some(true),
+            metadata: None,
+            tools: (!tools.is_empty()).then_some(tools),
+            tool_choice,
+            thinking: None,
+            extra: Extra::new(),
+        };
+        // The body is stored as a JSON value and sent from it (`BodyEncoder` writes its long
+        // texts from their kept escaped form); the typed request only builds it.
+        serde_json::to_value(body).unwrap_or(Value::Null)
     }
 
     async fn post(
@@ -107,7 +118,7 @@ impl Anthropic {
         if let Some(key) = &self.settings.api_key {
             builder = builder.header("x-api-key", key);
         }
-        http::send(builder, self.settings.timeout, deadline).await
+        http::send(builder, self.settings.timeout, deadline, error_message).await
     }
 
     /// Posts a non-streaming `body` and reads the completion (`model`: the model asked for,
@@ -115,96 +126,235 @@ impl Anthropic {
     async fn complete_body(&self, body: &Value, model: &str) -> Result<Completion, ProviderError> {
         let response = self.post(body, http::Deadline::Whole).await?;
         let raw = http::json_body(response, self.settings.timeout).await?;
-        if raw.get("content").is_none() {
-            return Err(ProviderError::Decode("the answer has no content".into()));
-        }
-        let usage = raw.get("usage").map(|u| Usage {
-            input_tokens: u.get("input_tokens").and_then(Value::as_u64).unwrap_or(0),
-            output_tokens: u.get("output_tokens").and_then(Value::as_u64).unwrap_or(0),
-        });
-        let forced = forced_tool(body);
-        Ok(Completion {
-            content: content_of(&raw, forced),
-            tool_calls: tool_calls_of(&raw, forced),
-            usage,
-            model: raw
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or(model)
-                .to_owned(),
-            finish_reason: raw
-                .get("stop_reason")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            raw,
-        })
+        completion_of(raw, forced_tool(body), model)
     }
 }
 
-/// An OpenAI function tool body as an Anthropic tool: `{name, description, input_schema}`.
-fn tool_of(tool: &Value) -> Option<Value> {
-    let function = tool.get("function")?;
-    let name = function.get("name").and_then(Value::as_str)?;
-    let mut out = json!({
-        "name": name,
-        "input_schema": function.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"})),
-    });
-    if let Some(description) = function.get("description").and_then(Value::as_str) {
-        out["description"] = json!(description);
-    }
-    Some(out)
+/// The completion of a Messages answer `raw` (kept as it came), read as a [`MessagesResponse`]
+/// (`forced`: the tool the request forced; `model`: the model asked for, used when the answer
+/// names none).
+fn completion_of(
+    raw: Value,
+    forced: Option<&str>,
+    model: &str,
+) -> Result<Completion, ProviderError> {
+    let answer = MessagesResponse::deserialize(&raw)
+        .map_err(|e| ProviderError::Decode(format!("the answer could not be read: {e}")))?;
+    Ok(Completion {
+        content: content_of(&answer, forced),
+        tool_calls: tool_calls_of(&answer, forced),
+        usage: answer.usage.as_ref().map(Usage::from),
+        model: if answer.model.is_empty() {
+            model.to_owned()
+        } else {
+            answer.model.clone()
+        },
+        finish_reason: answer.stop_reason().map(|r| r.as_str().to_owned()),
+        raw,
+    })
 }
 
-/// The tool a request body forces (`tool_choice: {"type": "tool", "name"}`), if any.
+/// The message of an error body, read as [`ErrorBody`] (`{"type": "error", "error":
+/// {"type", "message"}}`, or `{"error": "…"}` as a proxy may answer); none when it has none.
+fn error_message(body: &str) -> Option<String> {
+    serde_json::from_str::<ErrorBody>(body)
+        .ok()
+        .map(|body| body.error.message)
+        .filter(|message| !message.is_empty())
+}
+
+/// An offered function as an Anthropic tool: `{name, description, input_schema}` (any object
+/// when the function declares no parameters).
+fn tool_of(function: FunctionDefinition) -> Tool {
+    Tool {
+        kind: None,
+        name: function.name,
+        description: function.description,
+        input_schema: Some(
+            function
+                .parameters
+                .unwrap_or_else(|| json!({"type": "object"})),
+        ),
+        extra: Extra::new(),
+    }
+}
+
+/// The forced tool whose input is the structured reply, its input schema `schema`.
+fn respond_tool(schema: &Value) -> Tool {
+    Tool {
+        kind: None,
+        name: TOOL_NAME.to_owned(),
+        description: Some("Give the reply as structured data.".to_owned()),
+        input_schema: Some(schema.clone()),
+        extra: Extra::new(),
+    }
+}
+
+/// The tool a request body forces (`tool_choice: {"type": "tool", "name"}`), if any. The body
+/// is the stored one, sent again as it is: read as the JSON value it is kept as.
 fn forced_tool(body: &Value) -> Option<&str> {
-    let choice = body.get("tool_choice")?;
-    (choice.get("type").and_then(Value::as_str) == Some("tool"))
-        .then(|| choice.get("name").and_then(Value::as_str))
-        .flatten()
-}
-
-fn is_tool_use(block: &Value) -> bool {
-    block.get("type").and_then(Value::as_str) == Some("tool_use")
+    let choice = &body["tool_choice"];
+    (choice["type"] == "tool").then(|| choice["name"].as_str())?
 }
 
 /// The reply text of a Messages response: text blocks joined, or the forced tool's input as
 /// JSON (`forced`: the tool the request forced; a response without one also counts the first
 /// `tool_use` block named `respond`, as a stored body may come from an older request).
-fn content_of(raw: &Value, forced: Option<&str>) -> String {
-    let Some(blocks) = raw.get("content").and_then(Value::as_array) else {
-        return String::new();
-    };
+fn content_of(answer: &MessagesResponse, forced: Option<&str>) -> String {
     let forced = forced.unwrap_or(TOOL_NAME);
-    if let Some(input) = blocks
-        .iter()
-        .find(|b| is_tool_use(b) && b.get("name").and_then(Value::as_str) == Some(forced))
-        .and_then(|b| b.get("input"))
-    {
-        return input.to_string();
+    match answer.tool_uses().find(|call| call.name == forced) {
+        Some(call) => call.input.to_string(),
+        None => answer.text(),
     }
-    blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-        .filter_map(|b| b.get("text").and_then(Value::as_str))
-        .collect::<Vec<_>>()
-        .join("")
 }
 
-/// The `tool_use` blocks of a Messages response other than the forced tool's, as calls.
-fn tool_calls_of(raw: &Value, forced: Option<&str>) -> Vec<ToolCall> {
-    let Some(blocks) = raw.get("content").and_then(Value::as_array) else {
-        return Vec::new();
-    };
+/// The `tool_use` blocks of a Messages response other than the forced tool's, as calls (those
+/// without a name skipped).
+fn tool_calls_of(answer: &MessagesResponse, forced: Option<&str>) -> Vec<ToolCall> {
     let forced = forced.unwrap_or(TOOL_NAME);
-    blocks
-        .iter()
-        .filter(|b| is_tool_use(b))
-        .filter_map(|b| {
-            let name = b.get("name").and_then(Value::as_str)?;
-            (name != forced)
-                .then(|| ToolCall::new(name, b.get("input").cloned().unwrap_or_else(|| json!({}))))
-        })
+    answer
+        .tool_uses()
+        .filter(|call| !call.name.is_empty() && call.name != forced)
+        .map(|call| ToolCall::new(&call.name, call.input.clone()))
         .collect()
+}
+
+/// Reads one server-sent event's data as a stream event; data without a `type` takes the
+/// event's name as its type.
+fn read_event(event: SseEvent) -> Result<StreamEvent, ProviderError> {
+    let mut data: Extra = serde_json::from_str(&event.data)
+        .map_err(|e| ProviderError::Decode(format!("stream event is not JSON: {e}")))?;
+    let kind = data.entry("type").or_insert(Value::Null);
+    if !kind.is_string() {
+        *kind = Value::String(event.event);
+    }
+    StreamEvent::deserialize(Value::Object(data))
+        .map_err(|e| ProviderError::Decode(format!("stream event could not be read: {e}")))
+}
+
+/// What one stream event means for the reader.
+#[derive(Debug)]
+enum Next {
+    /// Nothing to pass on.
+    Nothing,
+    /// More reply text.
+    Delta(String),
+    /// The end: the whole completion.
+    Done(Completion),
+}
+
+/// A streamed reply as read so far, event by event.
+#[derive(Debug)]
+struct StreamRead {
+    /// The tool the request forced (its input is the reply text).
+    forced: String,
+    /// The model asked for, used when `message_start` names none.
+    fallback_model: String,
+    content: String,
+    usage: Usage,
+    model: Option<String>,
+    stop: Option<String>,
+    /// Offered (not forced) tool_use blocks by index: name and input JSON so far.
+    calls: BTreeMap<u64, (String, String)>,
+}
+
+impl StreamRead {
+    fn new(forced: String, fallback_model: String) -> Self {
+        Self {
+            forced,
+            fallback_model,
+            content: String::new(),
+            usage: Usage::default(),
+            model: None,
+            stop: None,
+            calls: BTreeMap::new(),
+        }
+    }
+
+    /// Takes one event: an `error` event ends the stream with its message.
+    fn take(&mut self, event: StreamEvent) -> Result<Next, ProviderError> {
+        match event {
+            StreamEvent::MessageStart(start) => {
+                self.model = Some(start.message.model).filter(|model| !model.is_empty());
+                self.usage.input_tokens = start
+                    .message
+                    .usage
+                    .and_then(|usage| usage.input_tokens)
+                    .unwrap_or(0);
+            }
+            StreamEvent::ContentBlockStart(start) => {
+                if let ContentBlock::ToolUse(call) = start.content_block
+                    && call.name != self.forced
+                {
+                    self.calls.insert(start.index, (call.name, String::new()));
+                }
+            }
+            StreamEvent::ContentBlockDelta(piece) => {
+                if let Some((_, input)) = self.calls.get_mut(&piece.index) {
+                    if let Delta::InputJsonDelta(json) = &piece.delta {
+                        input.push_str(&json.partial_json);
+                    }
+                    return Ok(Next::Nothing);
+                }
+                let text = match piece.delta {
+                    Delta::TextDelta(text) => text.text,
+                    Delta::InputJsonDelta(json) => json.partial_json,
+                    _ => String::new(),
+                };
+                if !text.is_empty() {
+                    self.content.push_str(&text);
+                    return Ok(Next::Delta(text));
+                }
+            }
+            StreamEvent::MessageDelta(delta) => {
+                if let Some(out) = delta.usage.and_then(|usage| usage.output_tokens) {
+                    self.usage.output_tokens = out;
+                }
+                self.stop = delta
+                    .delta
+                    .stop_reason
+                    .flatten()
+                    .map(|reason| reason.as_str().to_owned());
+            }
+            StreamEvent::MessageStop(_) => return Ok(Next::Done(self.done())),
+            StreamEvent::Error(error) => {
+                let message = Some(error.error.message).filter(|m| !m.is_empty());
+                return Err(ProviderError::Stream(
+                    message.unwrap_or_else(|| "stream error".into()),
+                ));
+            }
+            _ => {}
+        }
+        Ok(Next::Nothing)
+    }
+
+    /// The completion at `message_stop`; its raw answer sums the stream up.
+    fn done(&mut self) -> Completion {
+        let tool_calls: Vec<ToolCall> = std::mem::take(&mut self.calls)
+            .into_values()
+            .map(|(name, input)| ToolCall::from_text(name, &input))
+            .collect();
+        let (content, usage, stop) = (
+            std::mem::take(&mut self.content),
+            self.usage,
+            self.stop.take(),
+        );
+        let mut raw = json!({"type": "message.stream", "content": content, "stop_reason": stop, "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}});
+        if !tool_calls.is_empty() {
+            raw["tool_calls"] = json!(tool_calls);
+        }
+        Completion {
+            content,
+            tool_calls,
+            usage: Some(usage),
+            model: self
+                .model
+                .take()
+                .unwrap_or_else(|| std::mem::take(&mut self.fallback_model)),
+            finish_reason: stop,
+            raw,
+        }
+    }
 }
 
 #[async_trait]
@@ -246,108 +396,20 @@ impl Provider for Anthropic {
         let response = self.post(&body, http::Deadline::Headers).await?;
         let mut events = http::sse(response, self.settings.timeout);
         Ok(async_stream_events(move |tx| async move {
-            let (mut content, mut usage, mut model, mut stop) =
-                (String::new(), Usage::default(), None, None);
-            // Offered (not forced) tool_use blocks by index: name and input JSON so far.
-            let mut calls: BTreeMap<u64, (String, String)> = BTreeMap::new();
+            let mut read = StreamRead::new(forced, fallback_model);
             while let Some(event) = events.next().await {
-                let event = match event {
-                    Ok(event) => event,
+                let next = event
+                    .and_then(read_event)
+                    .and_then(|event| read.take(event));
+                match next {
+                    Ok(Next::Nothing) => {}
+                    Ok(Next::Delta(text)) => {
+                        if !tx.delta(&text).await {
+                            return;
+                        }
+                    }
+                    Ok(Next::Done(completion)) => return tx.done(completion).await,
                     Err(e) => return tx.error(e).await,
-                };
-                let data: Value = match serde_json::from_str(&event.data) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return tx
-                            .error(ProviderError::Decode(format!(
-                                "stream event is not JSON: {e}"
-                            )))
-                            .await;
-                    }
-                };
-                let kind = data
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or(event.event.as_str());
-                match kind {
-                    "message_start" => {
-                        model = data
-                            .pointer("/message/model")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                        usage.input_tokens = data
-                            .pointer("/message/usage/input_tokens")
-                            .and_then(Value::as_u64)
-                            .unwrap_or(0);
-                    }
-                    "content_block_start" => {
-                        let block = data.get("content_block").unwrap_or(&Value::Null);
-                        let name = block.get("name").and_then(Value::as_str).unwrap_or("");
-                        if is_tool_use(block) && name != forced {
-                            let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
-                            calls.insert(index, (name.to_owned(), String::new()));
-                        }
-                    }
-                    "content_block_delta" => {
-                        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
-                        if let Some((_, input)) = calls.get_mut(&index) {
-                            if let Some(piece) =
-                                data.pointer("/delta/partial_json").and_then(Value::as_str)
-                            {
-                                input.push_str(piece);
-                            }
-                            continue;
-                        }
-                        let piece = data
-                            .pointer("/delta/text")
-                            .or_else(|| data.pointer("/delta/partial_json"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("");
-                        if !piece.is_empty() {
-                            content.push_str(piece);
-                            if !tx.delta(piece).await {
-                                return;
-                            }
-                        }
-                    }
-                    "message_delta" => {
-                        if let Some(out) =
-                            data.pointer("/usage/output_tokens").and_then(Value::as_u64)
-                        {
-                            usage.output_tokens = out;
-                        }
-                        stop = data
-                            .pointer("/delta/stop_reason")
-                            .and_then(Value::as_str)
-                            .map(str::to_owned);
-                    }
-                    "message_stop" => {
-                        let tool_calls: Vec<ToolCall> = calls
-                            .into_values()
-                            .map(|(name, input)| ToolCall::from_text(name, &input))
-                            .collect();
-                        let mut raw = json!({"type": "message.stream", "content": content, "stop_reason": stop, "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}});
-                        if !tool_calls.is_empty() {
-                            raw["tool_calls"] = json!(tool_calls);
-                        }
-                        let done = Completion {
-                            content,
-                            tool_calls,
-                            usage: Some(usage),
-                            model: model.unwrap_or(fallback_model),
-                            finish_reason: stop,
-                            raw,
-                        };
-                        return tx.done(done).await;
-                    }
-                    "error" => {
-                        let message = data
-                            .pointer("/error/message")
-                            .and_then(Value::as_str)
-                            .unwrap_or("stream error");
-                        return tx.error(ProviderError::Stream(message.to_owned())).await;
-                    }
-                    _ => {}
                 }
             }
             tx.error(ProviderError::Stream(
@@ -362,6 +424,19 @@ impl Provider for Anthropic {
 mod tests {
     use super::*;
     use crate::ChatMessage;
+
+    /// A response given as JSON, read through the wire type.
+    fn read(raw: &Value) -> MessagesResponse {
+        MessagesResponse::deserialize(raw).unwrap()
+    }
+
+    fn content_of(raw: &Value, forced: Option<&str>) -> String {
+        super::content_of(&read(raw), forced)
+    }
+
+    fn tool_calls_of(raw: &Value, forced: Option<&str>) -> Vec<ToolCall> {
+        super::tool_calls_of(&read(raw), forced)
+    }
 
     fn provider(tool_output: bool) -> Anthropic {
         let settings = HttpSettings {
@@ -441,5 +516,209 @@ mod tests {
         assert_eq!(content_of(&forced, Some("respond")), "{\"a\":1}");
         assert!(tool_calls_of(&forced, Some("respond")).is_empty());
         assert_eq!(content_of(&forced, None), "{\"a\":1}");
+    }
+
+    #[test]
+    fn a_reply_from_a_lenient_server_is_read_through_the_wire_type() {
+        // No id, type, role, model or usage; an unknown stop reason; an unknown block; a call
+        // without an id, one without a name.
+        let raw = json!({"content": [
+            {"type": "text", "text": "Let me ask."},
+            {"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {}},
+            {"type": "tool_use", "name": "present_question", "input": {"question": "Which?"}},
+            {"type": "tool_use", "id": "t2", "input": {}}
+        ], "stop_reason": "model_context_window_exceeded"});
+        let completion = completion_of(raw.clone(), None, "asked").unwrap();
+        assert_eq!(completion.content, "Let me ask.");
+        assert_eq!(
+            completion.tool_calls,
+            [ToolCall::new(
+                "present_question",
+                json!({"question": "Which?"})
+            )]
+        );
+        assert_eq!(completion.usage, None);
+        assert_eq!(
+            completion.finish_reason.as_deref(),
+            Some("model_context_window_exceeded")
+        );
+        assert_eq!(completion.model, "asked");
+        assert_eq!(completion.raw, raw);
+
+        let counted = json!({"model": "claude-x", "content": [], "stop_reason": null,
+                             "usage": {"output_tokens": 7}});
+        let completion = completion_of(counted, None, "asked").unwrap();
+        assert_eq!(completion.model, "claude-x");
+        assert_eq!(completion.finish_reason, None);
+        assert_eq!(
+            completion.usage,
+            Some(Usage {
+                input_tokens: 0,
+                output_tokens: 7
+            })
+        );
+        let Err(ProviderError::Decode(text)) = completion_of(json!({"id": "m"}), None, "asked")
+        else {
+            panic!("an answer without content cannot be read")
+        };
+        assert!(text.contains("content"), "{text}");
+    }
+
+    /// The events of `frames` (`(event name, data)`) read one by one until one ends the stream.
+    fn read_stream(frames: &[(&str, Value)]) -> (Vec<String>, Result<Completion, ProviderError>) {
+        let mut read = StreamRead::new(TOOL_NAME.into(), "asked".into());
+        let mut deltas = Vec::new();
+        for (name, data) in frames {
+            let event = SseEvent {
+                event: (*name).to_owned(),
+                data: data.to_string(),
+            };
+            match read_event(event).and_then(|event| read.take(event)) {
+                Ok(Next::Nothing) => {}
+                Ok(Next::Delta(text)) => deltas.push(text),
+                Ok(Next::Done(completion)) => return (deltas, Ok(completion)),
+                Err(e) => return (deltas, Err(e)),
+            }
+        }
+        (deltas, Err(ProviderError::Stream("no end".into())))
+    }
+
+    #[test]
+    fn a_stream_is_read_event_by_event_through_the_wire_type() {
+        let text_delta = |t: &str| json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": t}});
+        let (deltas, done) = read_stream(&[
+            // The data of this one names no type: the event's name is its type.
+            (
+                "message_start",
+                json!({"message": {"model": "claude-x", "content": [], "usage": {"input_tokens": 5}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            ("ping", json!({"type": "ping"})),
+            ("content_block_delta", text_delta("Hel")),
+            ("content_block_delta", text_delta("lo")),
+            (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": 1,
+                "content_block": {"type": "tool_use", "id": "t1", "name": "present_question", "input": {}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": "{\"question\":"}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": " \"Which?\"}"}}),
+            ),
+            ("some_new_event", json!({"type": "some_new_event", "x": 1})),
+            (
+                "message_delta",
+                json!({"type": "message_delta", "delta": {"stop_reason": "a_new_reason"},
+                "usage": {"output_tokens": 9}}),
+            ),
+            ("message_stop", json!({"type": "message_stop"})),
+        ]);
+        let done = done.unwrap();
+        assert_eq!(deltas, ["Hel", "lo"]);
+        assert_eq!(done.content, "Hello");
+        assert_eq!(done.model, "claude-x");
+        assert_eq!(done.finish_reason.as_deref(), Some("a_new_reason"));
+        assert_eq!(
+            done.usage,
+            Some(Usage {
+                input_tokens: 5,
+                output_tokens: 9
+            })
+        );
+        assert_eq!(
+            done.tool_calls,
+            [ToolCall::new(
+                "present_question",
+                json!({"question": "Which?"})
+            )]
+        );
+    }
+
+    #[test]
+    fn an_error_event_mid_stream_ends_it_with_its_message() {
+        let start = (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "type": "message",
+            "role": "assistant", "model": "claude-x", "content": [], "stop_reason": null, "usage": {"input_tokens": 5}}}),
+        );
+        let text = (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
+        );
+        let overloaded = (
+            "error",
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        );
+        let (deltas, end) = read_stream(&[start.clone(), text.clone(), overloaded]);
+        assert_eq!(deltas, ["Hi"]);
+        assert_eq!(end.unwrap_err(), ProviderError::Stream("Overloaded".into()));
+        for bare in [
+            json!({"type": "error"}),
+            json!({"error": {"type": "overloaded_error"}}),
+        ] {
+            let (_, end) = read_stream(&[start.clone(), ("error", bare)]);
+            assert_eq!(
+                end.unwrap_err(),
+                ProviderError::Stream("stream error".into())
+            );
+        }
+        let (_, end) = read_stream(&[start, ("content_block_delta", json!([1]))]);
+        assert!(matches!(end, Err(ProviderError::Decode(_))), "{end:?}");
+    }
+
+    #[test]
+    fn error_bodies_are_read_through_the_wire_type() {
+        assert_eq!(
+            error_message(
+                r#"{"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}, "request_id": "req_1"}"#
+            )
+            .as_deref(),
+            Some("invalid x-api-key")
+        );
+        assert_eq!(
+            error_message(r#"{"error": {"message": "no type"}}"#).as_deref(),
+            Some("no type")
+        );
+        assert_eq!(
+            error_message(r#"{"error": "from a proxy"}"#).as_deref(),
+            Some("from a proxy")
+        );
+        assert_eq!(error_message("upstream connect error"), None);
+        assert_eq!(error_message(r#"{"error": {"type": "x"}}"#), None);
+    }
+
+    #[test]
+    fn the_typed_body_is_the_body_written_by_hand() {
+        let tool = bridle_core::cards::present_question_tool();
+        let format = Some(ResponseFormat::JsonSchema {
+            name: "c".into(),
+            schema: json!({"type": "object"}),
+        });
+        let mut request = request(vec![tool.clone()], format);
+        request
+            .messages
+            .push(ChatMessage::new(Role::Assistant, "{}"));
+        request.temperature = Some(0.5);
+        assert_eq!(
+            provider(true).body(&request, true),
+            json!({"model": "m", "max_tokens": DEFAULT_MAX_TOKENS, "system": "rules", "stream": true,
+                "temperature": 0.5,
+                "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "{}"}],
+                "tools": [
+                    {"name": "respond", "description": "Give the reply as structured data.", "input_schema": {"type": "object"}},
+                    {"name": "present_question", "description": tool["function"]["description"],
+                     "input_schema": tool["function"]["parameters"]}
+                ],
+                "tool_choice": {"type": "tool", "name": "respond"}})
+        );
     }
 }

@@ -99,10 +99,14 @@ pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+/// Reads the provider's own message from an error body: `None` when the body is not the
+/// provider's error form (each provider reads it through its wire error type).
+pub type ErrorMessage = fn(&str) -> Option<String>;
+
 /// Turns a non-success response into a [`ProviderError::Status`], reading `Retry-After` and
-/// the provider's error message (`{"error": {"message": …}}` in both OpenAI and Anthropic
-/// shapes), or an excerpt of the body.
-pub async fn status_error(response: reqwest::Response) -> ProviderError {
+/// the provider's error message (`message` reads it from the body: `{"error": {"message": …}}`
+/// or `{"error": "…"}`), or an excerpt of the body.
+pub async fn status_error(response: reqwest::Response, message: ErrorMessage) -> ProviderError {
     let status = response.status().as_u16();
     let retry_after = response
         .headers()
@@ -110,15 +114,7 @@ pub async fn status_error(response: reqwest::Response) -> ProviderError {
         .and_then(|v| v.to_str().ok())
         .and_then(parse_retry_after);
     let body = response.text().await.unwrap_or_default();
-    let message = serde_json::from_str::<Value>(&body)
-        .ok()
-        .and_then(|v| {
-            v.pointer("/error/message")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .or_else(|| v.get("error").and_then(Value::as_str).map(str::to_owned))
-        })
-        .unwrap_or_else(|| body.chars().take(300).collect());
+    let message = message(&body).unwrap_or_else(|| body.chars().take(300).collect());
     ProviderError::Status {
         status,
         retry_after,
@@ -137,11 +133,12 @@ pub enum Deadline {
 }
 
 /// Sends a prepared request with the provider's timeout; a non-success status becomes a
-/// [`ProviderError::Status`].
+/// [`ProviderError::Status`] with the message `message` reads from its body.
 pub async fn send(
     builder: reqwest::RequestBuilder,
     timeout: Duration,
     deadline: Deadline,
+    message: ErrorMessage,
 ) -> Result<reqwest::Response, ProviderError> {
     let response = match deadline {
         Deadline::Whole => builder.timeout(timeout).send().await,
@@ -153,11 +150,12 @@ pub async fn send(
     if response.status().is_success() {
         Ok(response)
     } else {
-        Err(status_error(response).await)
+        Err(status_error(response, message).await)
     }
 }
 
-/// Reads a successful JSON response body.
+/// Reads a successful JSON response body — as it came: it is stored as the attempt's raw
+/// response, and the provider reads its wire type from it.
 pub async fn json_body(
     response: reqwest::Response,
     timeout: Duration,

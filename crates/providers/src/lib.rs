@@ -46,6 +46,30 @@ impl Role {
     }
 }
 
+impl From<Role> for bridle_wire::openai::Role {
+    fn from(role: Role) -> Self {
+        Self::from(role.as_str())
+    }
+}
+
+impl From<Role> for bridle_wire::anthropic::Role {
+    /// `user` or `assistant`; `system`, which the Messages API takes apart from the messages, as
+    /// an unknown role.
+    fn from(role: Role) -> Self {
+        Self::from(role.as_str())
+    }
+}
+
+impl From<Role> for bridle_mock::Role {
+    fn from(role: Role) -> Self {
+        match role {
+            Role::System => Self::System,
+            Role::User => Self::User,
+            Role::Assistant => Self::Assistant,
+        }
+    }
+}
+
 /// One message of a chat.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChatMessage {
@@ -104,6 +128,17 @@ pub struct ChatRequest {
     pub tools: Vec<Value>,
 }
 
+/// The functions of offered tools ([`ChatRequest::tools`]), read through the wire type: each
+/// provider writes them in its own form from here. A tool the wire type cannot read (one of
+/// bridle-core's never is) or that is not a function is left out.
+pub(crate) fn offered_functions(
+    tools: &[Value],
+) -> impl Iterator<Item = bridle_wire::openai::FunctionDefinition> + '_ {
+    tools
+        .iter()
+        .filter_map(|tool| bridle_wire::openai::Tool::deserialize(tool).ok()?.function)
+}
+
 /// Tokens a call used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
@@ -111,6 +146,34 @@ pub struct Usage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+}
+
+impl From<&bridle_wire::openai::Usage> for Usage {
+    fn from(usage: &bridle_wire::openai::Usage) -> Self {
+        Self {
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+        }
+    }
+}
+
+impl From<&bridle_wire::anthropic::Usage> for Usage {
+    /// The counts given; a missing one is 0.
+    fn from(usage: &bridle_wire::anthropic::Usage) -> Self {
+        Self {
+            input_tokens: usage.input_tokens.unwrap_or(0),
+            output_tokens: usage.output_tokens.unwrap_or(0),
+        }
+    }
+}
+
+impl From<bridle_mock::Usage> for Usage {
+    fn from(usage: bridle_mock::Usage) -> Self {
+        Self {
+            input_tokens: usage.prompt_tokens,
+            output_tokens: usage.completion_tokens,
+        }
+    }
 }
 
 impl std::ops::AddAssign for Usage {

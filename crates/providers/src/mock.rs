@@ -8,7 +8,7 @@
 use super::events::async_stream_events;
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Role, Usage,
+    Usage, offered_functions,
 };
 use async_trait::async_trait;
 use bridle_core::{Contracts, ToolCall};
@@ -42,14 +42,7 @@ impl Mock {
         let messages = request
             .messages
             .iter()
-            .map(|m| {
-                let role = match m.role {
-                    Role::System => bridle_mock::Role::System,
-                    Role::User => bridle_mock::Role::User,
-                    Role::Assistant => bridle_mock::Role::Assistant,
-                };
-                MockMessage::new(role, m.content.clone())
-            })
+            .map(|m| MockMessage::new(m.role.into(), m.content.clone()))
             .collect();
         let format = match &request.response_format {
             Some(ResponseFormat::JsonSchema { schema, .. }) => ReplyFormat::JsonSchema {
@@ -58,15 +51,10 @@ impl Mock {
             Some(ResponseFormat::JsonObject) => ReplyFormat::JsonObject,
             None => ReplyFormat::Free,
         };
-        let tools = request
-            .tools
-            .iter()
-            .filter_map(|tool| {
-                let function = tool.get("function")?;
-                Some(MockTool {
-                    name: function.get("name").and_then(Value::as_str)?.to_owned(),
-                    parameters: function.get("parameters").cloned().unwrap_or(Value::Null),
-                })
+        let tools = offered_functions(&request.tools)
+            .map(|function| MockTool {
+                name: function.name,
+                parameters: function.parameters.unwrap_or(Value::Null),
             })
             .collect();
         MockRequest {
@@ -173,10 +161,7 @@ impl Mock {
                 (content, Vec::new(), usage, None, StopReason::End)
             }
         };
-        let usage = Usage {
-            input_tokens: usage.prompt_tokens,
-            output_tokens: usage.completion_tokens,
-        };
+        let usage = Usage::from(usage);
         let tool_calls: Vec<ToolCall> = calls
             .into_iter()
             .map(|call| ToolCall::new(call.name, call.arguments))

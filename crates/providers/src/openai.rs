@@ -15,7 +15,13 @@ use super::{
 };
 use async_trait::async_trait;
 use bridle_core::ToolCall;
+use bridle_wire::Extra;
+use bridle_wire::openai::{
+    self as wire, ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Content,
+    Delta, ErrorBody, JsonSchemaFormat, ResponseFormatKind, StreamData, StreamOptions, Tool,
+};
 use futures::StreamExt;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -51,7 +57,7 @@ impl OpenAi {
     }
 
     fn body(&self, request: &ChatRequest, stream: bool) -> Value {
-        let mut messages: Vec<Value> = Vec::with_capacity(request.messages.len());
+        let mut messages: Vec<ChatMessage> = Vec::with_capacity(request.messages.len());
         let mut pending_system: Vec<&str> = Vec::new();
         for message in &request.messages {
             if self.options.merge_system && message.role == Role::System {
@@ -68,39 +74,39 @@ impl OpenAi {
             } else {
                 message.content.clone()
             };
-            messages.push(json!({"role": message.role.as_str(), "content": content}));
+            messages.push(ChatMessage::new(message.role.into(), content));
         }
         if !pending_system.is_empty() {
             messages.insert(
                 0,
-                json!({"role": "user", "content": pending_system.join("\n\n")}),
+                ChatMessage::new(wire::Role::User, pending_system.join("\n\n")),
             );
         }
-        let mut body = json!({"model": request.model, "messages": messages, "stream": stream});
-        if let Some(t) = request.temperature {
-            body["temperature"] = json!(t);
-        }
-        if let Some(m) = request.max_tokens {
-            body["max_tokens"] = json!(m);
-        }
+        let mut body = ChatCompletionRequest::new(request.model.clone(), messages);
+        body.stream = Some(stream);
+        body.temperature = request.temperature;
+        body.max_tokens = request.max_tokens;
         if stream {
-            body["stream_options"] = json!({"include_usage": true});
+            body.stream_options = Some(StreamOptions {
+                include_usage: Some(true),
+                extra: Extra::new(),
+            });
         }
         if !request.tools.is_empty() {
-            body["tools"] = Value::Array(request.tools.clone());
+            body.tools = Some(
+                request
+                    .tools
+                    .iter()
+                    .filter_map(|tool| Tool::deserialize(tool).ok())
+                    .collect(),
+            );
         }
         if self.options.native_structured_output {
-            match &request.response_format {
-                Some(ResponseFormat::JsonSchema { name, schema }) => {
-                    body["response_format"] = json!({"type": "json_schema", "json_schema": {"name": schema_name(name), "schema": schema, "strict": false}});
-                }
-                Some(ResponseFormat::JsonObject) => {
-                    body["response_format"] = json!({"type": "json_object"})
-                }
-                None => {}
-            }
+            body.response_format = request.response_format.as_ref().map(response_format);
         }
-        body
+        // The body is stored as a JSON value and sent from it (`BodyEncoder` writes its long
+        // texts from their kept escaped form); the typed request only builds it.
+        serde_json::to_value(body).unwrap_or(Value::Null)
     }
 
     async fn post(
@@ -117,7 +123,7 @@ impl OpenAi {
         if let Some(key) = &self.settings.api_key {
             builder = builder.bearer_auth(key);
         }
-        http::send(builder, self.settings.timeout, deadline).await
+        http::send(builder, self.settings.timeout, deadline, error_message).await
     }
 
     /// Posts a non-streaming `body` and reads the completion (`model`: the model asked for,
@@ -125,31 +131,78 @@ impl OpenAi {
     async fn complete_body(&self, body: &Value, model: &str) -> Result<Completion, ProviderError> {
         let response = self.post(body, http::Deadline::Whole).await?;
         let raw = http::json_body(response, self.settings.timeout).await?;
-        let choice = raw
-            .pointer("/choices/0")
-            .ok_or_else(|| ProviderError::Decode("the answer has no choices[0]".into()))?;
-        let content = match choice.pointer("/message/content") {
-            Some(Value::String(text)) => text.clone(),
-            Some(Value::Null) | None => String::new(),
-            Some(other) => other.to_string(),
-        };
-        let tool_calls = choice.get("message").map(tool_calls_of).unwrap_or_default();
-        Ok(Completion {
-            content,
-            tool_calls,
-            usage: usage_of(&raw),
-            model: raw
-                .get("model")
-                .and_then(Value::as_str)
-                .unwrap_or(model)
-                .to_owned(),
-            finish_reason: choice
-                .get("finish_reason")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            raw,
-        })
+        completion_of(raw, model)
     }
+}
+
+/// The completion of a Chat Completions answer `raw` (kept as it came), read as a
+/// [`ChatCompletion`] (`model`: the model asked for, used when the answer names none).
+fn completion_of(raw: Value, model: &str) -> Result<Completion, ProviderError> {
+    let answer = ChatCompletion::deserialize(&raw)
+        .map_err(|e| ProviderError::Decode(format!("the answer could not be read: {e}")))?;
+    let usage = answer.usage.as_ref().map(Usage::from);
+    let model = Some(answer.model)
+        .filter(|named| !named.is_empty())
+        .unwrap_or_else(|| model.to_owned());
+    let choice = answer
+        .choices
+        .into_iter()
+        .next()
+        .ok_or_else(|| ProviderError::Decode("the answer has no choices[0]".into()))?;
+    Ok(Completion {
+        tool_calls: calls_of(choice.message.tool_calls.as_deref().unwrap_or_default()),
+        content: content_of(choice.message),
+        usage,
+        model,
+        finish_reason: choice
+            .finish_reason
+            .flatten()
+            .map(|reason| reason.as_str().to_owned()),
+        raw,
+    })
+}
+
+/// The `response_format` asking for `format`: a JSON Schema (named as OpenAI accepts, not
+/// strict: Bridle validates) or any JSON object.
+fn response_format(format: &ResponseFormat) -> wire::ResponseFormat {
+    let (kind, json_schema) = match format {
+        ResponseFormat::JsonSchema { name, schema } => (
+            ResponseFormatKind::JsonSchema,
+            Some(JsonSchemaFormat {
+                name: Some(schema_name(name)),
+                description: None,
+                schema: Some(schema.clone()),
+                strict: Some(Some(false)),
+                extra: Extra::new(),
+            }),
+        ),
+        ResponseFormat::JsonObject => (ResponseFormatKind::JsonObject, None),
+    };
+    wire::ResponseFormat {
+        kind,
+        json_schema,
+        extra: Extra::new(),
+    }
+}
+
+/// The reply text of a completion's message: its string content; none (or `null`) is empty,
+/// and content parts are taken as their JSON text.
+fn content_of(message: ChatMessage) -> String {
+    match message.content.flatten() {
+        None => String::new(),
+        Some(Content::Text(text)) => text,
+        Some(parts) => serde_json::to_value(parts)
+            .map(|value| value.to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// The message of an error body, read as [`ErrorBody`] (`{"error": {"message": …}}`, or
+/// `{"error": "…"}` as some compatible servers answer).
+fn error_message(body: &str) -> Option<String> {
+    serde_json::from_str::<ErrorBody>(body)
+        .ok()
+        .map(|body| body.error.message)
 }
 
 /// OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a schema name.
@@ -172,52 +225,34 @@ fn schema_name(name: &str) -> String {
     }
 }
 
-/// The calls of a Chat Completions message: `tool_calls[].function.{name, arguments}`, the
-/// arguments given as JSON text (an object is taken as it is). Entries without a name are
-/// skipped.
-fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
-    let Some(calls) = message.get("tool_calls").and_then(Value::as_array) else {
-        return Vec::new();
-    };
+/// The calls of a Chat Completions message (its `tool_calls[].function`), the arguments given
+/// as JSON text (the wire type reads an object as its text, which parses back to the object).
+/// Entries without a function or a name are skipped.
+fn calls_of(calls: &[wire::ToolCall]) -> Vec<ToolCall> {
     calls
         .iter()
-        .filter_map(|call| {
-            let function = call.get("function")?;
-            let name = function.get("name").and_then(Value::as_str)?;
-            Some(match function.get("arguments") {
-                Some(Value::String(text)) => ToolCall::from_text(name, text),
-                None | Some(Value::Null) => ToolCall::from_text(name, ""),
-                Some(other) => ToolCall::new(name, other.clone()),
-            })
-        })
+        .filter_map(|call| call.function.as_ref())
+        .filter(|function| !function.name.is_empty())
+        .map(|function| ToolCall::from_text(&function.name, &function.arguments))
         .collect()
 }
 
 /// Tool calls streamed as `delta.tool_calls[{index, function: {name, arguments}}]` pieces:
-/// the name and the arguments text of each index are concatenated.
+/// the name and the arguments text of each index are concatenated (a piece without an index
+/// goes by its place in its chunk).
 #[derive(Debug, Default)]
 struct StreamedCalls(BTreeMap<u64, (String, String)>);
 
 impl StreamedCalls {
     /// Takes the tool call pieces of one chunk's `delta`.
-    fn add(&mut self, delta: &Value) {
-        let Some(pieces) = delta.get("tool_calls").and_then(Value::as_array) else {
-            return;
-        };
-        for (position, piece) in pieces.iter().enumerate() {
-            let index = piece
-                .get("index")
-                .and_then(Value::as_u64)
-                .unwrap_or(position as u64);
+    fn add(&mut self, delta: &Delta) {
+        for (position, piece) in delta.tool_calls.iter().flatten().enumerate() {
+            let index = piece.index().map_or(position as u64, u64::from);
             let (name, arguments) = self.0.entry(index).or_default();
-            let text = |key: &str| {
-                piece
-                    .pointer(&format!("/function/{key}"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-            };
-            name.push_str(text("name"));
-            arguments.push_str(text("arguments"));
+            if let Some(function) = &piece.function {
+                name.push_str(function.name.as_deref().unwrap_or(""));
+                arguments.push_str(function.arguments.as_deref().unwrap_or(""));
+            }
         }
     }
 
@@ -241,17 +276,14 @@ impl StreamedCalls {
     }
 }
 
-fn usage_of(value: &Value) -> Option<Usage> {
-    let usage = value.get("usage")?;
-    Some(Usage {
-        input_tokens: usage
-            .get("prompt_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        output_tokens: usage
-            .get("completion_tokens")
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
+/// Reads the data of one stream event: a chunk or an error. An error's message is the
+/// provider's; data that is neither says what is wrong with it as a chunk.
+fn read_chunk(data: &str) -> Result<StreamData, ProviderError> {
+    serde_json::from_str(data).map_err(|_| {
+        let reason = serde_json::from_str::<ChatCompletionChunk>(data)
+            .err()
+            .map_or_else(String::new, |e| e.to_string());
+        ProviderError::Decode(format!("stream chunk could not be read: {reason}"))
     })
 }
 
@@ -297,70 +329,26 @@ impl Provider for OpenAi {
         let response = self.post(&body, http::Deadline::Headers).await?;
         let mut events = http::sse(response, self.settings.timeout);
         let stream = async_stream_events(move |tx| async move {
-            let (mut content, mut usage, mut model, mut finish) = (String::new(), None, None, None);
-            let mut calls = StreamedCalls::default();
-            let mut chunks = 0u64;
+            let mut read = StreamRead::default();
             while let Some(event) = events.next().await {
                 let event = match event {
                     Ok(event) => event,
                     Err(e) => return tx.error(e).await,
                 };
                 if event.data.trim() == "[DONE]" {
-                    let mut raw = json!({"object": "chat.completion.stream", "chunks": chunks, "content": content, "finish_reason": finish, "usage": usage.map(|u: Usage| json!({"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens}))});
-                    if !calls.0.is_empty() {
-                        raw["tool_calls"] = calls.raw();
-                    }
-                    let done = Completion {
-                        content,
-                        tool_calls: calls.calls(),
-                        usage,
-                        model: model.unwrap_or(fallback_model),
-                        finish_reason: finish,
-                        raw,
-                    };
-                    return tx.done(done).await;
+                    return tx.done(read.done(fallback_model)).await;
                 }
-                let chunk: Value = match serde_json::from_str(&event.data) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        return tx
-                            .error(ProviderError::Decode(format!(
-                                "stream chunk is not JSON: {e}"
-                            )))
-                            .await;
+                let chunk = match read_chunk(&event.data) {
+                    Ok(StreamData::Chunk(chunk)) => chunk,
+                    Ok(StreamData::Error(body)) => {
+                        return tx.error(ProviderError::Stream(body.error.message)).await;
                     }
+                    Err(e) => return tx.error(e).await,
                 };
-                if let Some(message) = chunk.pointer("/error/message").and_then(Value::as_str) {
-                    return tx.error(ProviderError::Stream(message.to_owned())).await;
-                }
-                chunks += 1;
-                if model.is_none() {
-                    model = chunk
-                        .get("model")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned);
-                }
-                if let Some(u) = usage_of(&chunk) {
-                    usage = Some(u);
-                }
-                if let Some(reason) = chunk
-                    .pointer("/choices/0/finish_reason")
-                    .and_then(Value::as_str)
+                if let Some(delta) = read.take(chunk)
+                    && !tx.delta(&delta).await
                 {
-                    finish = Some(reason.to_owned());
-                }
-                if let Some(delta) = chunk.pointer("/choices/0/delta") {
-                    calls.add(delta);
-                }
-                if let Some(delta) = chunk
-                    .pointer("/choices/0/delta/content")
-                    .and_then(Value::as_str)
-                    && !delta.is_empty()
-                {
-                    content.push_str(delta);
-                    if !tx.delta(delta).await {
-                        return;
-                    }
+                    return;
                 }
             }
             tx.error(ProviderError::Stream(
@@ -372,9 +360,72 @@ impl Provider for OpenAi {
     }
 }
 
+/// A streamed completion as read so far, chunk by chunk.
+#[derive(Debug, Default)]
+struct StreamRead {
+    content: String,
+    usage: Option<Usage>,
+    /// The model the first chunk that names one names.
+    model: Option<String>,
+    finish: Option<String>,
+    calls: StreamedCalls,
+    chunks: u64,
+}
+
+impl StreamRead {
+    /// Takes one chunk (its first choice); returns the reply text it adds, if any.
+    fn take(&mut self, chunk: ChatCompletionChunk) -> Option<String> {
+        self.chunks += 1;
+        if self.model.is_none() && !chunk.model.is_empty() {
+            self.model = Some(chunk.model);
+        }
+        if let Some(Some(usage)) = &chunk.usage {
+            self.usage = Some(Usage::from(usage));
+        }
+        let choice = chunk.choices.into_iter().next()?;
+        if let Some(Some(reason)) = &choice.finish_reason {
+            self.finish = Some(reason.as_str().to_owned());
+        }
+        self.calls.add(&choice.delta);
+        let text = choice.delta.content.flatten()?;
+        if text.is_empty() {
+            return None;
+        }
+        self.content.push_str(&text);
+        Some(text)
+    }
+
+    /// The completion at `[DONE]` (`fallback_model`: the model asked for, when no chunk named
+    /// one); its raw answer sums the stream up.
+    fn done(self, fallback_model: String) -> Completion {
+        let usage = self.usage.map(
+            |u| json!({"prompt_tokens": u.input_tokens, "completion_tokens": u.output_tokens}),
+        );
+        let mut raw = json!({"object": "chat.completion.stream", "chunks": self.chunks, "content": self.content, "finish_reason": self.finish, "usage": usage});
+        if !self.calls.0.is_empty() {
+            raw["tool_calls"] = self.calls.raw();
+        }
+        Completion {
+            content: self.content,
+            tool_calls: self.calls.calls(),
+            usage: self.usage,
+            model: self.model.unwrap_or(fallback_model),
+            finish_reason: self.finish,
+            raw,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The calls of a message given as JSON: its `tool_calls` read through the wire type.
+    fn tool_calls_of(message: &Value) -> Vec<ToolCall> {
+        let calls: Option<Vec<wire::ToolCall>> =
+            Option::deserialize(&message["tool_calls"]).unwrap();
+        calls_of(calls.as_deref().unwrap_or_default())
+    }
 
     #[test]
     fn tool_calls_are_read_from_the_message() {
@@ -415,7 +466,7 @@ mod tests {
             json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"Which?\"}"}}]}),
             json!({}),
         ] {
-            calls.add(&delta);
+            calls.add(&serde_json::from_value(delta).unwrap());
         }
         assert_eq!(
             calls.calls(),
@@ -455,5 +506,180 @@ mod tests {
         assert!(body.get("tool_choice").is_none());
         request.tools.clear();
         assert!(provider.body(&request, true).get("tools").is_none());
+    }
+
+    #[test]
+    fn a_completion_from_a_lenient_server_is_read_through_the_wire_type() {
+        // No id, object, created, model or usage; an unknown finish reason; arguments as an
+        // object, as `null`, missing; a call without a name or a type; content `null`.
+        let raw = json!({
+            "choices": [{"message": {"role": "assistant", "content": null, "tool_calls": [
+                {"function": {"name": "f", "arguments": {"a": [1, 2.5, null]}}},
+                {"id": "c2", "function": {"name": "g", "arguments": null}},
+                {"id": "c3", "type": "function", "function": {"name": "h"}},
+                {"id": "c4", "type": "function", "function": {"arguments": "{}"}}
+            ]}, "finish_reason": "eos_token", "vendor": {"x": 1}}],
+            "x_trace": "abc"
+        });
+        let completion = completion_of(raw.clone(), "asked").unwrap();
+        assert_eq!(completion.content, "");
+        assert_eq!(
+            completion.tool_calls,
+            [
+                ToolCall::new("f", json!({"a": [1, 2.5, null]})),
+                ToolCall::new("g", json!({})),
+                ToolCall::new("h", json!({})),
+            ]
+        );
+        assert_eq!(completion.usage, None, "no usage is no usage, not zero");
+        assert_eq!(completion.finish_reason.as_deref(), Some("eos_token"));
+        assert_eq!(completion.model, "asked");
+        assert_eq!(completion.raw, raw, "the raw answer is kept as it came");
+
+        let named = json!({"model": "m-1", "choices": [{"message": {"role": "assistant", "content": "hi"},
+            "finish_reason": null}], "usage": {"prompt_tokens": 3, "completion_tokens": 2}});
+        let completion = completion_of(named, "asked").unwrap();
+        assert_eq!(
+            (completion.content.as_str(), completion.model.as_str()),
+            ("hi", "m-1")
+        );
+        assert_eq!(completion.finish_reason, None);
+        assert_eq!(
+            completion.usage,
+            Some(Usage {
+                input_tokens: 3,
+                output_tokens: 2
+            }),
+            "a usage without total_tokens"
+        );
+        let no_choice = completion_of(json!({"choices": []}), "m").unwrap_err();
+        assert_eq!(
+            no_choice,
+            ProviderError::Decode("the answer has no choices[0]".into())
+        );
+    }
+
+    #[test]
+    fn a_stream_is_read_chunk_by_chunk_through_the_wire_type() {
+        let mut read = StreamRead::default();
+        let chunks = [
+            // No id, no model in the first chunk, `usage: null`.
+            json!({"choices": [{"delta": {"role": "assistant", "content": "He"}}], "usage": null}),
+            json!({"model": "m-2", "choices": [{"index": 0, "delta": {"content": "llo"}, "finish_reason": null}]}),
+            // Two whole calls in one chunk, without an index: by their place.
+            json!({"choices": [{"delta": {"content": null, "tool_calls": [
+                {"function": {"name": "a", "arguments": "{\"x\":1}"}},
+                {"function": {"name": "b", "arguments": ""}}
+            ]}}]}),
+            json!({"choices": [{"delta": {}, "finish_reason": "end_of_turn"}]}),
+        ];
+        let mut deltas = Vec::new();
+        for chunk in chunks {
+            let chunk: ChatCompletionChunk = serde_json::from_value(chunk).unwrap();
+            deltas.extend(read.take(chunk));
+        }
+        assert_eq!(deltas, ["He", "llo"]);
+        let done = read.done("asked".into());
+        assert_eq!(done.content, "Hello");
+        assert_eq!(done.model, "m-2");
+        assert_eq!(done.usage, None, "a null usage is none");
+        assert_eq!(done.finish_reason.as_deref(), Some("end_of_turn"));
+        assert_eq!(
+            done.tool_calls,
+            [
+                ToolCall::new("a", json!({"x": 1})),
+                ToolCall::new("b", json!({}))
+            ]
+        );
+        assert_eq!(done.raw["chunks"], 4);
+    }
+
+    #[test]
+    fn stream_data_is_a_chunk_or_an_error() {
+        let error = read_chunk(
+            r#"{"error": {"message": "overloaded", "type": "server_error", "code": 529}}"#,
+        );
+        assert!(
+            matches!(&error, Ok(StreamData::Error(body)) if body.error.message == "overloaded"),
+            "{error:?}"
+        );
+        assert!(matches!(read_chunk("{}"), Ok(StreamData::Chunk(_))));
+        let Err(ProviderError::Decode(text)) = read_chunk("not json") else {
+            panic!("data that is not JSON cannot be read")
+        };
+        assert!(
+            text.starts_with("stream chunk could not be read: "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn error_bodies_are_read_through_the_wire_type() {
+        assert_eq!(
+            error_message(
+                r#"{"error": {"message": "Invalid key", "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}}"#
+            )
+            .as_deref(),
+            Some("Invalid key")
+        );
+        assert_eq!(
+            error_message(r#"{"error": "model 'x' not found"}"#).as_deref(),
+            Some("model 'x' not found"),
+            "as Ollama and llama.cpp answer"
+        );
+        // Not the error form: the caller shows an excerpt of the body instead.
+        assert_eq!(error_message("<html>502 Bad Gateway</html>"), None);
+        assert_eq!(error_message(r#"{"error": {"type": "x"}}"#), None);
+        assert_eq!(error_message(r#"{"detail": "no"}"#), None);
+    }
+
+    #[test]
+    fn the_typed_body_is_the_body_written_by_hand() {
+        let provider = OpenAi::new(
+            HttpSettings {
+                base_url: "http://127.0.0.1:9/v1".into(),
+                api_key: None,
+                timeout: std::time::Duration::from_secs(1),
+            },
+            OpenAiOptions {
+                native_structured_output: true,
+                merge_system: false,
+            },
+        )
+        .unwrap();
+        let tool = bridle_core::cards::present_question_tool();
+        let request = ChatRequest {
+            model: "m".into(),
+            messages: vec![
+                super::super::ChatMessage::new(Role::System, "rules"),
+                super::super::ChatMessage::new(Role::User, "hi"),
+                super::super::ChatMessage::new(Role::Assistant, "{}"),
+            ],
+            temperature: Some(0.2),
+            max_tokens: Some(100),
+            response_format: Some(ResponseFormat::JsonSchema {
+                name: "a b".into(),
+                schema: json!({"type": "object"}),
+            }),
+            tools: vec![tool.clone()],
+        };
+        assert_eq!(
+            provider.body(&request, true),
+            json!({"model": "m", "stream": true, "temperature": 0.2, "max_tokens": 100,
+                "messages": [{"role": "system", "content": "rules"}, {"role": "user", "content": "hi"},
+                             {"role": "assistant", "content": "{}"}],
+                "stream_options": {"include_usage": true}, "tools": [tool],
+                "response_format": {"type": "json_schema", "json_schema": {"name": "a_b", "schema": {"type": "object"}, "strict": false}}})
+        );
+        let mut plain = request.clone();
+        plain.response_format = Some(ResponseFormat::JsonObject);
+        plain.tools.clear();
+        assert_eq!(
+            provider.body(&plain, false),
+            json!({"model": "m", "stream": false, "temperature": 0.2, "max_tokens": 100,
+                "messages": [{"role": "system", "content": "rules"}, {"role": "user", "content": "hi"},
+                             {"role": "assistant", "content": "{}"}],
+                "response_format": {"type": "json_object"}})
+        );
     }
 }

@@ -11,6 +11,11 @@
 //! they do not know as an `Unknown` value holding the whole object, so a newer block or event
 //! passes through unchanged. String sets the API grows (roles, stop reasons, tool choice kinds)
 //! keep an unknown value in an `Other(String)` variant.
+//!
+//! Replies are read as compatible servers and proxies write them, not only as the API does: a
+//! reply's `id`, `type`, `role` and `model`, a block's or event's `index`, a tool call's `id`
+//! and `name`, an error's `type`s and `message` may be missing (they read as empty, `assistant`
+//! or 0), and an error body may be `{"error": "text"}`. Written, every field is there.
 
 mod blocks;
 mod stream;
@@ -135,6 +140,13 @@ open_string_enum! {
         User => "user",
         /// The model.
         Assistant => "assistant",
+    }
+}
+
+impl Role {
+    /// `assistant`: the role of a reply that names none.
+    pub fn assistant() -> Self {
+        Self::Assistant
     }
 }
 
@@ -325,14 +337,17 @@ pub struct Thinking {
 /// `message_start` (where `stop_reason` and `stop_sequence` are `null` and kept so).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessagesResponse {
-    /// The message id, `msg_...`.
+    /// The message id, `msg_...` (empty when missing).
+    #[serde(default)]
     pub id: String,
-    /// Always `message`.
-    #[serde(rename = "type")]
+    /// Always `message` (empty when missing).
+    #[serde(rename = "type", default)]
     pub kind: String,
-    /// Always `assistant`.
+    /// Always `assistant` (and read so when missing).
+    #[serde(default = "Role::assistant")]
     pub role: Role,
-    /// The model that answered.
+    /// The model that answered (empty when missing).
+    #[serde(default)]
     pub model: String,
     /// The reply's blocks (empty in `message_start`).
     pub content: Vec<ContentBlock>,
@@ -407,13 +422,16 @@ impl Usage {
     }
 }
 
-/// An error body: `{"type": "error", "error": {"type": "...", "message": "..."}}`.
+/// An error body: `{"type": "error", "error": {"type": "...", "message": "..."}}`. Also read
+/// from `{"error": "text"}`, as a proxy may answer: the text is the error's `message` (and the
+/// body is written back in the API's form).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {
-    /// Always `error`.
-    #[serde(rename = "type")]
+    /// Always `error` (empty when missing).
+    #[serde(rename = "type", default)]
     pub kind: String,
     /// What went wrong.
+    #[serde(deserialize_with = "ErrorDetail::object_or_text")]
     pub error: ErrorDetail,
     /// Fields not modelled here (`request_id`).
     #[serde(flatten)]
@@ -436,14 +454,35 @@ impl ErrorBody {
 }
 
 /// The `error` object of an [`ErrorBody`] or an `error` stream event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ErrorDetail {
-    /// The error kind, e.g. `invalid_request_error`, `rate_limit_error`, `overloaded_error`.
-    #[serde(rename = "type")]
+    /// The error kind, e.g. `invalid_request_error`, `rate_limit_error`, `overloaded_error`
+    /// (empty when missing).
+    #[serde(rename = "type", default)]
     pub kind: String,
-    /// A human-readable message.
+    /// A human-readable message (empty when missing).
+    #[serde(default)]
     pub message: String,
     /// Fields not modelled here.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl ErrorDetail {
+    /// Reads an error: an object, or a bare text taken as its message.
+    fn object_or_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Form {
+            Object(ErrorDetail),
+            Text(String),
+        }
+        Ok(match Form::deserialize(deserializer)? {
+            Form::Object(error) => error,
+            Form::Text(message) => Self {
+                message,
+                ..Self::default()
+            },
+        })
+    }
 }

@@ -21,12 +21,12 @@ pub use request::{
     ChatCompletionRequest, ChatMessage, Content, ContentPart, FileRef, FunctionCall,
     FunctionDefinition, ImageUrl, InputAudio, JsonSchemaFormat, NamedFunction, NamedToolChoice,
     PartKind, ReasoningEffort, ResponseFormat, ResponseFormatKind, Role, Stop, StreamOptions, Tool,
-    ToolCall, ToolChoice, ToolChoiceMode, ToolKind,
+    ToolCall, ToolChoice, ToolChoiceMode, ToolKind, arguments_text,
 };
 pub use response::{
     ApiError, ChatCompletion, ChatCompletionChunk, Choice, ChoiceLogprobs, ChunkChoice,
     CompletionTokensDetails, Delta, ErrorBody, ErrorCode, FinishReason, FunctionCallDelta, Model,
-    ModelList, PromptTokensDetails, TokenLogprob, ToolCallDelta, TopLogprob, Usage,
+    ModelList, PromptTokensDetails, StreamData, TokenLogprob, ToolCallDelta, TopLogprob, Usage,
 };
 
 /// An optional field whose explicit `null` is kept: `None` when the key is absent (and then not

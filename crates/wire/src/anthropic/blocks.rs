@@ -204,9 +204,12 @@ pub struct DocumentBlock {
 /// A tool call by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolUseBlock {
-    /// The call's id, `toolu_...`, answered by a `tool_result`'s `tool_use_id`.
+    /// The call's id, `toolu_...`, answered by a `tool_result`'s `tool_use_id` (empty when
+    /// missing).
+    #[serde(default)]
     pub id: String,
-    /// The tool's name.
+    /// The tool's name (empty when missing: a reader skips such a call).
+    #[serde(default)]
     pub name: String,
     /// The tool's input (any JSON object, kept as is).
     pub input: Value,

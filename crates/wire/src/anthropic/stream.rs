@@ -81,7 +81,8 @@ pub struct MessageStartEvent {
 /// `content_block_start`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContentBlockStartEvent {
-    /// The block's index in the reply's content.
+    /// The block's index in the reply's content (0 when missing).
+    #[serde(default)]
     pub index: u64,
     /// The block, empty (`text: ""`, `input: {}`).
     pub content_block: ContentBlock,
@@ -93,7 +94,8 @@ pub struct ContentBlockStartEvent {
 /// `content_block_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContentBlockDeltaEvent {
-    /// The block's index in the reply's content.
+    /// The block's index in the reply's content (0 when missing).
+    #[serde(default)]
     pub index: u64,
     /// The piece.
     pub delta: Delta,
@@ -105,7 +107,8 @@ pub struct ContentBlockDeltaEvent {
 /// `content_block_stop`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ContentBlockStopEvent {
-    /// The block's index in the reply's content.
+    /// The block's index in the reply's content (0 when missing).
+    #[serde(default)]
     pub index: u64,
     /// Fields not modelled here.
     #[serde(flatten)]
@@ -179,7 +182,8 @@ pub struct SignatureDelta {
 /// `message_delta`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageDeltaEvent {
-    /// The reply's top-level changes.
+    /// The reply's top-level changes (none when missing).
+    #[serde(default)]
     pub delta: MessageDelta,
     /// Cumulative token counts (`output_tokens`, and in newer replies the input counts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -190,7 +194,7 @@ pub struct MessageDeltaEvent {
 }
 
 /// The `delta` of a `message_delta` event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MessageDelta {
     /// Why the model stopped.
     #[serde(default, skip_serializing_if = "Option::is_none", with = "nullable")]
@@ -206,7 +210,8 @@ pub struct MessageDelta {
 /// `error`: `{"type": "error", "error": {"type", "message"}}` in the middle of a stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorEvent {
-    /// What went wrong.
+    /// What went wrong (an error without a message when missing).
+    #[serde(default)]
     pub error: ErrorDetail,
     /// Fields not modelled here.
     #[serde(flatten)]

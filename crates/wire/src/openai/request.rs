@@ -410,6 +410,14 @@ string_enum! {
     }
 }
 
+impl ToolKind {
+    /// `function`: what a tool call without a `type` is read as.
+    #[must_use]
+    pub fn function() -> Self {
+        Self::Function
+    }
+}
+
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
@@ -448,12 +456,16 @@ pub struct FunctionDefinition {
 }
 
 /// A tool call of an assistant message.
+///
+/// Read leniently, as compatible servers write them: a missing `id` reads as empty and a
+/// missing `type` as `function`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
     /// The call's id, echoed by the `tool` message answering it.
+    #[serde(default)]
     pub id: String,
     /// The called tool's kind.
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default = "ToolKind::function")]
     pub kind: ToolKind,
     /// The called function (`function` calls).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -466,13 +478,33 @@ pub struct ToolCall {
 /// A function call: its name and its arguments as the model wrote them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionCall {
-    /// The function's name.
+    /// The function's name; empty when the call came without one (a reader skips such a
+    /// call).
+    #[serde(default)]
     pub name: String,
-    /// The arguments: a string holding JSON, which the model may have left invalid.
+    /// The arguments: a string holding JSON, which the model may have left invalid. Read
+    /// leniently (see [`arguments_text`]): some compatible servers send the arguments as a JSON
+    /// object, or `null`, or not at all — an object is kept as its JSON text, `null` and a
+    /// missing key read as empty.
+    #[serde(default, deserialize_with = "arguments_text")]
     pub arguments: String,
     /// Fields not modelled here.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// Reads a function call's `arguments` as JSON text whatever form they came in: a string as it
+/// is, `null` as empty, any other JSON (an object, as some compatible servers send) as its JSON
+/// text — which parses back to the same value.
+pub fn arguments_text<'de, D>(deserializer: D) -> Result<String, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(text) => text,
+        Value::Null => String::new(),
+        other => other.to_string(),
+    })
 }
 
 /// `tool_choice`: a mode or a named function.

@@ -1,5 +1,11 @@
 //! The answers of `POST /v1/chat/completions` (a whole completion or its stream chunks), the
 //! error body of every endpoint, and the models list of `GET /v1/models`.
+//!
+//! Answers are read as OpenAI-compatible servers write them, not only as OpenAI does: the
+//! fields Bridle does not need (`id`, `object`, `created`, a choice's `index`, `total_tokens`)
+//! and the token counts may be missing (they read as empty or zero), a tool call piece may come
+//! without its `index` ([`ToolCallDelta::UNINDEXED`]), and an error body may be `{"error":
+//! "text"}`. Written, every field is there.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,15 +15,20 @@ use crate::Extra;
 /// A whole (non-streamed) completion.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatCompletion {
-    /// The completion's id (`chatcmpl-…`).
+    /// The completion's id (`chatcmpl-…`); empty when a server leaves it out.
+    #[serde(default)]
     pub id: String,
-    /// Always `chat.completion`.
+    /// Always `chat.completion`; empty when a server leaves it out.
+    #[serde(default)]
     pub object: String,
-    /// Unix time of creation, in seconds.
+    /// Unix time of creation, in seconds; 0 when a server leaves it out.
+    #[serde(default)]
     pub created: u64,
-    /// The model that answered.
+    /// The model that answered; empty when a server leaves it out.
+    #[serde(default)]
     pub model: String,
-    /// The generated choices (one unless the request set `n`).
+    /// The generated choices (one unless the request set `n`); read as none when missing.
+    #[serde(default)]
     pub choices: Vec<Choice>,
     /// Token counts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,9 +55,11 @@ pub struct ChatCompletion {
 /// One choice of a [`ChatCompletion`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Choice {
-    /// The choice's index.
+    /// The choice's index (0 when missing).
+    #[serde(default)]
     pub index: u32,
-    /// The generated assistant message.
+    /// The generated assistant message (an assistant message without content when missing).
+    #[serde(default = "no_message")]
     pub message: ChatMessage,
     /// Why generation stopped. [`Nullable`] (always set by OpenAI, but not by every
     /// compatible server).
@@ -66,6 +79,14 @@ pub struct Choice {
     /// Fields not modelled here.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The message of a choice that came without one: an assistant's, with no content.
+fn no_message() -> ChatMessage {
+    ChatMessage {
+        content: None,
+        ..ChatMessage::new(Role::Assistant, "")
+    }
 }
 
 string_enum! {
@@ -147,14 +168,17 @@ pub struct TopLogprob {
     pub extra: Extra,
 }
 
-/// Token counts of a completion.
+/// Token counts of a completion (a count a server leaves out reads as 0).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Tokens of the prompt.
+    #[serde(default)]
     pub prompt_tokens: u64,
     /// Tokens generated.
+    #[serde(default)]
     pub completion_tokens: u64,
     /// Their sum.
+    #[serde(default)]
     pub total_tokens: u64,
     /// A breakdown of the prompt tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -219,15 +243,20 @@ pub struct CompletionTokensDetails {
 /// One chunk of a streamed completion (the data of one server-sent event).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatCompletionChunk {
-    /// The completion's id, the same in every chunk.
+    /// The completion's id, the same in every chunk (empty when missing).
+    #[serde(default)]
     pub id: String,
-    /// Always `chat.completion.chunk`.
+    /// Always `chat.completion.chunk` (empty when missing).
+    #[serde(default)]
     pub object: String,
-    /// Unix time of creation, in seconds, the same in every chunk.
+    /// Unix time of creation, in seconds, the same in every chunk (0 when missing).
+    #[serde(default)]
     pub created: u64,
-    /// The model that answers.
+    /// The model that answers (empty when missing).
+    #[serde(default)]
     pub model: String,
-    /// The choices' deltas; empty in the final usage chunk.
+    /// The choices' deltas; empty in the final usage chunk (and when missing).
+    #[serde(default)]
     pub choices: Vec<ChunkChoice>,
     /// Token counts: only in the last chunk when `stream_options.include_usage` is set.
     /// [`Nullable`]: the other chunks then carry `"usage": null`.
@@ -259,9 +288,11 @@ pub struct ChatCompletionChunk {
 /// One choice's delta in a [`ChatCompletionChunk`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChunkChoice {
-    /// The choice's index.
+    /// The choice's index (0 when missing).
+    #[serde(default)]
     pub index: u32,
-    /// What this chunk adds to the choice's message.
+    /// What this chunk adds to the choice's message (nothing when missing).
+    #[serde(default)]
     pub delta: Delta,
     /// Why generation stopped: `null` until the choice's last chunk. [`Nullable`].
     #[serde(
@@ -314,7 +345,13 @@ pub struct Delta {
 /// ones add to its `function.arguments`. `index` tells which call a piece belongs to.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallDelta {
-    /// Which tool call of the message this piece belongs to.
+    /// Which tool call of the message this piece belongs to; [`Self::UNINDEXED`] when the
+    /// piece came without an `index` (as from some compatible servers; a reader then goes by
+    /// the piece's place in its chunk), and then written without one.
+    #[serde(
+        default = "ToolCallDelta::unindexed",
+        skip_serializing_if = "ToolCallDelta::is_unindexed"
+    )]
     pub index: u32,
     /// The call's id (first piece).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -328,6 +365,25 @@ pub struct ToolCallDelta {
     /// Fields not modelled here.
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl ToolCallDelta {
+    /// The `index` of a piece that came without one.
+    pub const UNINDEXED: u32 = u32::MAX;
+
+    fn unindexed() -> u32 {
+        Self::UNINDEXED
+    }
+
+    fn is_unindexed(index: &u32) -> bool {
+        *index == Self::UNINDEXED
+    }
+
+    /// The piece's `index`, if it came with one.
+    #[must_use]
+    pub fn index(&self) -> Option<u32> {
+        (self.index != Self::UNINDEXED).then_some(self.index)
+    }
 }
 
 /// A piece of a function call.
@@ -344,10 +400,13 @@ pub struct FunctionCallDelta {
     pub extra: Extra,
 }
 
-/// The body of an error answer: `{"error": {…}}`.
+/// The body of an error answer: `{"error": {…}}`. Also read from `{"error": "text"}`, as some
+/// compatible servers (Ollama, llama.cpp) answer: the text is the error's `message` (and the
+/// body is written back in OpenAI's form).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {
     /// The error.
+    #[serde(deserialize_with = "error_or_text")]
     pub error: ApiError,
     /// Fields not modelled here.
     #[serde(flatten)]
@@ -374,6 +433,41 @@ impl ErrorBody {
             extra: Extra::new(),
         }
     }
+}
+
+/// Reads an [`ErrorBody`]'s `error`: an object, or a bare text taken as its message.
+fn error_or_text<'de, D>(deserializer: D) -> Result<ApiError, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Form {
+        Object(ApiError),
+        Text(String),
+    }
+    Ok(match Form::deserialize(deserializer)? {
+        Form::Object(error) => error,
+        Form::Text(message) => ApiError {
+            message,
+            kind: None,
+            param: None,
+            code: None,
+            extra: Extra::new(),
+        },
+    })
+}
+
+/// The data of one server-sent event of a streamed completion: a chunk, or the error a server
+/// sends in place of one when it fails mid-stream (`{"error": {"message": …}}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // read per event and taken apart at once: no box per chunk
+pub enum StreamData {
+    /// An error: the stream ends with it.
+    Error(ErrorBody),
+    /// A chunk.
+    Chunk(ChatCompletionChunk),
 }
 
 /// The error of an [`ErrorBody`].

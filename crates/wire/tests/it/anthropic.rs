@@ -315,3 +315,45 @@ fn built_values_write_the_shapes_the_api_expects() {
         "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
     );
 }
+
+#[test]
+fn replies_of_compatible_servers_are_read_leniently() {
+    // No id, type, role or model; a call without an id, one without a name; an unknown stop
+    // reason.
+    let reply: MessagesResponse = serde_json::from_value(json!({"content": [
+        {"type": "tool_use", "name": "f", "input": {}},
+        {"type": "tool_use", "id": "t2", "input": {"a": 1}}
+    ], "stop_reason": "model_context_window_exceeded"}))
+    .unwrap();
+    assert_eq!((reply.id.as_str(), reply.model.as_str()), ("", ""));
+    assert_eq!(reply.role, Role::Assistant);
+    let calls: Vec<_> = reply.tool_uses().collect();
+    assert_eq!((calls[0].id.as_str(), calls[1].name.as_str()), ("", ""));
+    assert_eq!(
+        reply.stop_reason(),
+        Some(&StopReason::Other("model_context_window_exceeded".into()))
+    );
+    // Stream events without an index, a message delta without a delta, an error without one.
+    let event: StreamEvent = serde_json::from_value(
+        json!({"type": "content_block_delta", "delta": {"type": "text_delta", "text": "x"}}),
+    )
+    .unwrap();
+    assert!(matches!(event, StreamEvent::ContentBlockDelta(d) if d.index == 0));
+    let event: StreamEvent =
+        serde_json::from_value(json!({"type": "message_delta", "usage": {"output_tokens": 3}}))
+            .unwrap();
+    assert!(matches!(event, StreamEvent::MessageDelta(d) if d.delta.stop_reason.is_none()));
+    let event: StreamEvent = serde_json::from_value(json!({"type": "error"})).unwrap();
+    assert!(matches!(event, StreamEvent::Error(e) if e.error.message.is_empty()));
+}
+
+#[test]
+fn an_error_body_may_be_a_bare_text_or_leave_its_types_out() {
+    let body: ErrorBody = serde_json::from_value(json!({"error": "from a proxy"})).unwrap();
+    assert_eq!(body.error.message, "from a proxy");
+    let body: ErrorBody = serde_json::from_value(json!({"error": {"message": "m"}})).unwrap();
+    assert_eq!((body.kind.as_str(), body.error.kind.as_str()), ("", ""));
+    let body: ErrorBody = serde_json::from_value(json!({"error": {"type": "x"}})).unwrap();
+    assert_eq!(body.error.message, "");
+    assert!(serde_json::from_value::<ErrorBody>(json!({"detail": "x"})).is_err());
+}

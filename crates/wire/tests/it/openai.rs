@@ -3,7 +3,7 @@
 use bridle_wire::openai::{
     ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, ChatMessage, Content, ErrorBody,
     ErrorCode, FinishReason, ModelList, PartKind, ReasoningEffort, ResponseFormatKind, Role, Stop,
-    ToolChoice, ToolChoiceMode, Usage,
+    StreamData, ToolCallDelta, ToolChoice, ToolChoiceMode, ToolKind, Usage,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -350,4 +350,75 @@ fn a_string_value_is_read_from_its_wire_text() {
         FinishReason::Other("paused".into())
     );
     assert_eq!(Role::from("developer"), Role::Developer);
+}
+
+#[test]
+fn answers_of_compatible_servers_are_read_leniently() {
+    // No id, object, created or model; a usage without total_tokens; a choice without index
+    // and message; tool calls without id and type, with arguments as an object and as null.
+    let completion: ChatCompletion = serde_json::from_value(json!({
+        "choices": [
+            {"message": {"role": "assistant", "content": null, "tool_calls": [
+                {"function": {"name": "f", "arguments": {"a": 1}}},
+                {"function": {"name": "g", "arguments": null}},
+                {"function": {"arguments": "{}"}}
+            ]}, "finish_reason": "eos"},
+            {"finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2}
+    }))
+    .unwrap();
+    assert_eq!((completion.id.as_str(), completion.created), ("", 0));
+    assert_eq!(completion.model, "");
+    let calls = completion.choices[0].message.tool_calls.as_ref().unwrap();
+    let function = |i: usize| calls[i].function.as_ref().unwrap();
+    assert_eq!(function(0).arguments, "{\"a\":1}");
+    assert_eq!(function(1).arguments, "");
+    assert_eq!((function(2).name.as_str(), calls[2].id.as_str()), ("", ""));
+    assert_eq!(calls[0].kind, ToolKind::Function);
+    assert_eq!(
+        completion.choices[0].finish_reason,
+        Some(Some(FinishReason::Other("eos".into())))
+    );
+    assert_eq!(completion.choices[1].message.role, Role::Assistant);
+    assert_eq!(completion.choices[1].message.content, None);
+    let usage = completion.usage.unwrap();
+    assert_eq!((usage.prompt_tokens, usage.total_tokens), (3, 0));
+
+    // A chunk with no more than a delta; pieces of tool calls without an index.
+    let chunk: ChatCompletionChunk = serde_json::from_value(json!({"choices": [{"delta": {
+        "tool_calls": [{"function": {"name": "f"}}, {"index": 2, "function": {"arguments": "{}"}}]
+    }}]}))
+    .unwrap();
+    let pieces = chunk.choices[0].delta.tool_calls.as_ref().unwrap();
+    assert_eq!(pieces[0].index, ToolCallDelta::UNINDEXED);
+    assert_eq!((pieces[0].index(), pieces[1].index()), (None, Some(2)));
+    // Written back, a piece without an index still has none.
+    assert_eq!(
+        serde_json::to_value(&pieces[0]).unwrap(),
+        json!({"function": {"name": "f"}})
+    );
+    assert!(matches!(
+        serde_json::from_value::<StreamData>(chunk_json()),
+        Ok(StreamData::Chunk(_))
+    ));
+    assert!(matches!(
+        serde_json::from_value::<StreamData>(json!({"error": {"message": "overloaded"}})),
+        Ok(StreamData::Error(body)) if body.error.message == "overloaded"
+    ));
+}
+
+/// A chunk as OpenAI writes it.
+fn chunk_json() -> Value {
+    json!({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+           "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": null}]})
+}
+
+#[test]
+fn an_error_body_may_be_a_bare_text() {
+    let body: ErrorBody = serde_json::from_value(json!({"error": "model 'x' not found"})).unwrap();
+    assert_eq!(body.error.message, "model 'x' not found");
+    assert_eq!(body.error.kind, None);
+    assert!(serde_json::from_value::<ErrorBody>(json!({"error": {"type": "x"}})).is_err());
+    assert!(serde_json::from_value::<ErrorBody>(json!({"detail": "x"})).is_err());
 }
