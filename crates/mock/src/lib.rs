@@ -29,6 +29,7 @@
 #[cfg(feature = "http")]
 mod anthropic;
 mod config;
+#[cfg(feature = "http")]
 mod corrupt;
 mod faults;
 mod fixes;

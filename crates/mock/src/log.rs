@@ -7,10 +7,13 @@
 use crate::faults::Fault;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+#[cfg(feature = "http")]
 use std::collections::VecDeque;
+#[cfg(feature = "http")]
 use std::sync::{Mutex, PoisonError};
 
 /// Entries kept; older ones are dropped first.
+#[cfg(feature = "http")]
 const MAX_ENTRIES: usize = 10_000;
 
 /// What the mock server answered.
@@ -49,6 +52,7 @@ pub struct StreamEnd {
 
 impl Answer {
     /// An answer that never reached the model (401, 400, 404).
+    #[cfg(feature = "http")]
     pub(crate) fn refused(status: u16) -> Self {
         Self {
             status,
@@ -75,18 +79,21 @@ pub struct LoggedRequest {
 }
 
 /// The shared, bounded request log.
+#[cfg(feature = "http")] // the HTTP front ends' log; the in-process model keeps none
 #[derive(Debug, Default)]
 pub(crate) struct RequestLog {
     entries: Mutex<Entries>,
 }
 
 /// The entries kept, and the sequence number of the first (every entry ever pushed has one).
+#[cfg(feature = "http")]
 #[derive(Debug, Default)]
 struct Entries {
     list: VecDeque<LoggedRequest>,
     first: u64,
 }
 
+#[cfg(feature = "http")]
 impl RequestLog {
     /// Appends `entry` and returns its sequence number (for [`RequestLog::update`]).
     pub(crate) fn push(&self, entry: LoggedRequest) -> u64 {
@@ -125,7 +132,7 @@ impl RequestLog {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "http"))]
 mod tests {
     use super::*;
 
