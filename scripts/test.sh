@@ -53,6 +53,8 @@ scripts/check-deps.sh
 
 step "lints"
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The mock as the providers use it: the model alone, without its HTTP front ends.
+cargo clippy -p bridle-mock --no-default-features --all-targets --locked -- -D warnings
 
 step "tests"
 # Snapshots are compared, never rewritten, here.
