@@ -14,12 +14,10 @@ mod listing;
 mod migrations;
 mod postgres;
 pub mod private_files;
-mod prompts;
 pub mod retention;
 mod rows;
+mod sql;
 mod sqlite;
-mod sqlite_commit;
-mod sqlite_writer;
 mod stats;
 
 pub use postgres::PostgresStore;
@@ -63,21 +61,48 @@ impl Commit {
 /// committed. Dropping it does not undo or stop the write.
 pub type Pending<T> = futures::future::BoxFuture<'static, Result<T, StoreError>>;
 
-/// A failed store operation. Every write error is returned, never ignored.
+/// A driver's error, kept as the source of a [`StoreError`] (its text is for the log: the
+/// server never shows it to a client).
+pub type Source = Box<dyn std::error::Error + Send + Sync>;
+
+/// A failed store operation. Every write error is returned, never ignored. A database driver's
+/// own error is never part of the shape: it is the `source` of [`StoreError::Unavailable`],
+/// [`StoreError::ForeignKey`] or [`StoreError::Database`], chosen where the store wraps it.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database refused or failed the operation.
-    #[error("database error: {0}")]
-    Database(#[from] sqlx::Error),
-    /// The SQLite store's writing connection refused or failed the operation.
-    #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    /// The database is out of reach or cannot take writes for now: it is down or restarting,
+    /// the pool has no connection, the disk is full or read-only, the file is locked.
+    #[error("database error: {source}")]
+    Unavailable {
+        /// The driver's error.
+        source: Source,
+    },
+    /// The database refused a write whose foreign key did not match (a message for a
+    /// conversation that does not exist, a safety event naming another conversation's message).
+    #[error("database error: {source}")]
+    ForeignKey {
+        /// The driver's error.
+        source: Source,
+    },
+    /// The database refused or failed the operation otherwise.
+    #[error("database error: {source}")]
+    Database {
+        /// The driver's error.
+        source: Source,
+    },
+    /// A value could not be put in the form its column stores (a number too large for it, a
+    /// value that cannot be serialised); nothing was written.
+    #[error("database error: a value could not be encoded: {0}")]
+    Encode(String),
     /// The store was closed while the operation waited.
     #[error("the store is closed")]
     Closed,
     /// Migrations could not be applied.
-    #[error("database migration failed: {0}")]
-    Migration(#[from] sqlx::migrate::MigrateError),
+    #[error("database migration failed: {source}")]
+    Migration {
+        /// Why.
+        source: Source,
+    },
     /// A stored JSON column could not be read back.
     #[error("stored data could not be read: {0}")]
     Corrupt(String),
@@ -99,50 +124,17 @@ impl StoreError {
     /// locked — as opposed to a fault of the request or of the data. Such a failure is worth
     /// retrying later (503).
     pub fn is_unavailable(&self) -> bool {
-        match self {
-            Self::Closed | Self::DiskFull { .. } => true,
-            Self::Database(error) => match error {
-                sqlx::Error::Io(_)
-                | sqlx::Error::Tls(_)
-                | sqlx::Error::PoolTimedOut
-                | sqlx::Error::PoolClosed
-                | sqlx::Error::WorkerCrashed => true,
-                sqlx::Error::Database(e) => e.code().is_some_and(|code| {
-                    // PostgreSQL classes 08 (connection), 53 (insufficient resources), 57P
-                    // (operator intervention: shutdown, restart), and SQLite's busy/full codes.
-                    code.starts_with("08")
-                        || code.starts_with("53")
-                        || code.starts_with("57P")
-                        || matches!(code.as_ref(), "5" | "13" | "8" | "10")
-                }),
-                _ => false,
-            },
-            Self::Sqlite(rusqlite::Error::SqliteFailure(error, _)) => matches!(
-                error.code,
-                rusqlite::ErrorCode::DiskFull
-                    | rusqlite::ErrorCode::ReadOnly
-                    | rusqlite::ErrorCode::DatabaseBusy
-                    | rusqlite::ErrorCode::DatabaseLocked
-                    | rusqlite::ErrorCode::SystemIoFailure
-                    | rusqlite::ErrorCode::CannotOpen
-            ),
-            _ => false,
-        }
+        matches!(
+            self,
+            Self::Unavailable { .. } | Self::Closed | Self::DiskFull { .. }
+        )
     }
 
     /// Whether the database refused the write because a foreign key did not match (a message
     /// for a conversation that does not exist, a safety event naming another conversation's
     /// message).
     pub fn is_foreign_key_violation(&self) -> bool {
-        match self {
-            Self::Database(error) => error
-                .as_database_error()
-                .is_some_and(|error| error.is_foreign_key_violation()),
-            Self::Sqlite(rusqlite::Error::SqliteFailure(error, _)) => {
-                error.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY
-            }
-            _ => false,
-        }
+        matches!(self, Self::ForeignKey { .. })
     }
 }
 
@@ -454,7 +446,7 @@ pub trait TurnWrites: Send + Sync + fmt::Debug {
     fn backend(&self) -> &'static str;
 
     /// How long the store held its writes back, one observation per pause (seconds), for a
-    /// store that ever does: SQLite's, while its log starts over (`sqlite_writer.rs`). The
+    /// store that ever does: SQLite's, while its log starts over (`sqlite/checkpoint.rs`). The
     /// engine exports it as `bridle_store_write_pause_seconds`.
     fn write_pauses(&self) -> Option<prometheus_client::metrics::histogram::Histogram> {
         None

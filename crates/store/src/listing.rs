@@ -1,9 +1,10 @@
 //! The admin listing's SQL, shared by both backends: [`count_query`] and [`page_query`] turn a
 //! [`ConversationFilter`] into a `WHERE` clause whose every value is a bound parameter. The one
-//! place the backends' SQL differs — matching text case-insensitively — is a [`TextMatch`].
+//! place the backends' SQL differs — matching text case-insensitively — is a [`TextMatch`] (and
+//! how a parameter is written, [`Placeholders`]).
 
+use super::sql::{Placeholders, Query};
 use super::{ConversationFilter, PageRequest};
-use sqlx::{Database, Encode, QueryBuilder, Type};
 
 /// The largest page a listing returns.
 pub(super) const MAX_LIMIT: u64 = 500;
@@ -43,16 +44,12 @@ pub(super) fn contains_pattern(text: &str) -> String {
 }
 
 /// `SELECT COUNT(*)` of the conversations matching `filter`.
-pub(super) fn count_query<DB>(
+pub(super) fn count_query(
+    placeholders: Placeholders,
     filter: &ConversationFilter,
     text_match: TextMatch,
-) -> QueryBuilder<DB>
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
-    let mut query = QueryBuilder::new("SELECT COUNT(*) FROM conversations c");
+) -> Query {
+    let mut query = Query::new(placeholders, "SELECT COUNT(*) FROM conversations c");
     push_where(&mut query, filter, text_match);
     query
 }
@@ -60,21 +57,18 @@ where
 /// The conversations matching `filter` with their counts, newest first: `page.limit` of them
 /// (clamped to `1..=MAX_LIMIT`) after skipping `page.offset`. Columns: those of `conversations`,
 /// then `message_count` and `invalid_count`.
-pub(super) fn page_query<DB>(
+pub(super) fn page_query(
+    placeholders: Placeholders,
     filter: &ConversationFilter,
     text_match: TextMatch,
     page: PageRequest,
-) -> QueryBuilder<DB>
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
+) -> Query {
     // An offset beyond `i64::MAX` skips everything either way.
     let offset = i64::try_from(page.offset).unwrap_or(i64::MAX);
     let limit = i64::try_from(clamp_limit(page.limit)).unwrap_or(i64::MAX);
     // The page is chosen first, so that messages are counted for its rows only.
-    let mut query = QueryBuilder::new(
+    let mut query = Query::new(
+        placeholders,
         "SELECT c.id, c.user_id, c.contract, c.context, c.state, c.status, c.created_at, \
          c.updated_at, \
          (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count, \
@@ -105,14 +99,9 @@ const ORDER: &str = " ORDER BY c.created_at DESC, c.id DESC";
 const INVALID: &str = "m.role = 'assistant' AND NOT m.is_validated";
 
 /// Appends ` WHERE …` (nothing when `filter` is empty), every condition ANDed.
-fn push_where<DB>(query: &mut QueryBuilder<DB>, filter: &ConversationFilter, text_match: TextMatch)
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
+fn push_where(query: &mut Query, filter: &ConversationFilter, text_match: TextMatch) {
     let mut keyword = " WHERE ";
-    let mut and = |query: &mut QueryBuilder<DB>| {
+    let mut and = |query: &mut Query| {
         query.push(keyword);
         keyword = " AND ";
     };
@@ -165,7 +154,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sqlx::{Postgres, Sqlite};
 
     const MATCH: TextMatch = TextMatch {
         before: "m.content LIKE ",
@@ -202,8 +190,12 @@ mod tests {
 
     #[test]
     fn an_empty_filter_has_no_where_clause() {
-        let query = count_query::<Sqlite>(&ConversationFilter::default(), MATCH);
-        assert_eq!(query.sql().as_str(), "SELECT COUNT(*) FROM conversations c");
+        let query = count_query(
+            Placeholders::Question,
+            &ConversationFilter::default(),
+            MATCH,
+        );
+        assert_eq!(query.sql(), "SELECT COUNT(*) FROM conversations c");
     }
 
     #[test]
@@ -217,7 +209,8 @@ mod tests {
             has_invalid: Some(false),
             blocked: Some(true),
         };
-        let query = page_query::<Postgres>(
+        let query = page_query(
+            Placeholders::Numbered,
             &filter,
             MATCH,
             PageRequest {
@@ -226,7 +219,6 @@ mod tests {
             },
         );
         let sql = query.sql();
-        let sql = sql.as_str();
         assert!(
             !sql.contains("DROP") && !sql.contains("tutor") && !sql.contains("needle"),
             "{sql}"

@@ -1,8 +1,11 @@
 //! [`Embedded`] migrations: each backend's `migrations/<backend>/NNNN_name.sql` files, compiled
-//! into the binary with `include_str!` and turned into a sqlx [`Migrator`]. Versions, descriptions
-//! and checksums are the ones `sqlx::migrate!` would compute from the same files, so either way of
-//! embedding sees the same applied history.
+//! into the binary with `include_str!`. PostgreSQL's are applied by a sqlx [`Migrator`]
+//! ([`migrator`]); SQLite's by the store's own migrator (`sqlite/migrate.rs`), which keeps the
+//! same table. Versions, descriptions and checksums ([`Embedded::description`],
+//! [`Embedded::checksum`]) are the ones `sqlx::migrate!` would compute from the same files, so
+//! every way of applying them sees the same applied history.
 
+use sha2::{Digest, Sha384};
 use sqlx::SqlSafeStr;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use std::borrow::Cow;
@@ -18,22 +21,33 @@ pub(super) struct Embedded {
     pub sql: &'static str,
 }
 
-/// A migrator that applies `migrations` in version order, under the backend's migration lock.
+impl Embedded {
+    /// The description recorded for it: the name with `_` as spaces.
+    pub fn description(&self) -> String {
+        self.name.replace('_', " ")
+    }
+
+    /// The checksum recorded for it: the SHA-384 of its SQL.
+    pub fn checksum(&self) -> Vec<u8> {
+        Sha384::digest(self.sql.as_bytes()).to_vec()
+    }
+
+    /// It as sqlx's migration.
+    fn migration(&self) -> Migration {
+        Migration::new(
+            self.version,
+            Cow::Owned(self.description()),
+            MigrationType::Simple,
+            self.sql.into_sql_str(),
+            false,
+        )
+    }
+}
+
+/// A sqlx migrator (PostgreSQL's) that applies `migrations` in version order, under the
+/// backend's migration lock.
 pub(super) fn migrator(migrations: &[Embedded]) -> Migrator {
-    Migrator::with_migrations(
-        migrations
-            .iter()
-            .map(|m| {
-                Migration::new(
-                    m.version,
-                    Cow::Owned(m.name.replace('_', " ")),
-                    MigrationType::Simple,
-                    m.sql.into_sql_str(),
-                    false,
-                )
-            })
-            .collect(),
-    )
+    Migrator::with_migrations(migrations.iter().map(Embedded::migration).collect())
 }
 
 /// Checks that `embedded` is exactly the `.sql` files of `dir` (relative to the crate root), so a
@@ -61,4 +75,27 @@ pub(super) fn assert_embeds_directory(dir: &str, embedded: &[Embedded]) {
         "migrations embedded vs files in {}",
         dir.display()
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the SQLite store records by itself is what sqlx recorded (and still records for
+    /// PostgreSQL): a database migrated by either opens with the other.
+    #[test]
+    fn descriptions_and_checksums_are_sqlx_s() {
+        let sql = "CREATE TABLE t (x INTEGER);\n-- a comment\n";
+        let embedded = Embedded {
+            version: 3,
+            name: "bump_trigger",
+            sql,
+        };
+        let sqlx = embedded.migration();
+        assert_eq!(sqlx.version, 3);
+        assert_eq!(sqlx.description, "bump trigger");
+        assert_eq!(embedded.description(), sqlx.description);
+        assert_eq!(embedded.checksum(), sqlx.checksum.to_vec());
+        assert_eq!(embedded.checksum().len(), 48);
+    }
 }

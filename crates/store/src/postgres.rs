@@ -6,19 +6,20 @@
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
 use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::sql::{Bind, Placeholders, Query};
 use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
     Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange,
-    Purged, SafetyEvent, Stats, StatsQuery, StoreError, View, now_ms,
+    Purged, SafetyEvent, Source, Stats, StatsQuery, StoreError, View, now_ms,
 };
 use super::{Purges, Reads, TurnWrites};
 use async_trait::async_trait;
 use futures::TryStreamExt;
 use serde_json::Value;
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
-use sqlx::{Postgres, Row};
+use sqlx::{Arguments, AssertSqlSafe, Postgres, Row};
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -97,40 +98,97 @@ impl PostgresStore {
             .max_connections(POOL_SIZE)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
-            .await?;
-        migrations::migrator(MIGRATIONS).run(&pool).await?;
+            .await
+            .map_err(fault)?;
+        migrations::migrator(MIGRATIONS)
+            .run(&pool)
+            .await
+            .map_err(|error| StoreError::Migration {
+                source: Box::new(error),
+            })?;
         Ok(Self { pool })
     }
 }
 
+/// A sqlx error as the store's: [`StoreError::Unavailable`] when the database is out of reach
+/// (I/O, TLS, the pool without a connection, PostgreSQL's classes 08 — connection —, 53 —
+/// insufficient resources — and 57P — operator intervention: shutdown, restart), a
+/// [`StoreError::ForeignKey`] for a foreign key that did not match, else
+/// [`StoreError::Database`].
+fn fault(error: sqlx::Error) -> StoreError {
+    let unavailable = match &error {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(e) => e.code().is_some_and(|code| {
+            code.starts_with("08") || code.starts_with("53") || code.starts_with("57P")
+        }),
+        _ => false,
+    };
+    let foreign_key = error
+        .as_database_error()
+        .is_some_and(|error| error.is_foreign_key_violation());
+    let source: Source = Box::new(error);
+    if unavailable {
+        StoreError::Unavailable { source }
+    } else if foreign_key {
+        StoreError::ForeignKey { source }
+    } else {
+        StoreError::Database { source }
+    }
+}
+
+/// A shared [`Query`]'s values as sqlx's arguments.
+fn arguments(query: &Query) -> Result<PgArguments, StoreError> {
+    let mut arguments = PgArguments::default();
+    for bind in query.binds() {
+        let added = match bind {
+            Bind::Text(text) => arguments.add(text.clone()),
+            Bind::Int(n) => arguments.add(*n),
+        };
+        added.map_err(|error| StoreError::Encode(error.to_string()))?;
+    }
+    Ok(arguments)
+}
+
+/// A shared [`Query`] as a sqlx statement.
+fn statement(query: &Query) -> Result<sqlx::query::Query<'_, Postgres, PgArguments>, StoreError> {
+    Ok(sqlx::query_with(
+        AssertSqlSafe(query.sql().to_owned()),
+        arguments(query)?,
+    ))
+}
+
 impl StoreRow for PgRow {
-    fn text(&self, column: &str) -> Result<String, sqlx::Error> {
-        self.try_get(column)
+    fn text(&self, column: &str) -> Result<String, StoreError> {
+        self.try_get(column).map_err(fault)
     }
 
-    fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error> {
-        self.try_get(column)
+    fn opt_text(&self, column: &str) -> Result<Option<String>, StoreError> {
+        self.try_get(column).map_err(fault)
     }
 
-    fn int(&self, column: &str) -> Result<i64, sqlx::Error> {
-        self.try_get(column)
+    fn int(&self, column: &str) -> Result<i64, StoreError> {
+        self.try_get(column).map_err(fault)
     }
 
-    fn opt_int(&self, column: &str) -> Result<Option<i64>, sqlx::Error> {
-        self.try_get(column)
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError> {
+        self.try_get(column).map_err(fault)
     }
 
-    fn opt_int32(&self, column: &str) -> Result<Option<i32>, sqlx::Error> {
-        self.try_get(column)
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>, StoreError> {
+        self.try_get(column).map_err(fault)
     }
 
-    fn flag(&self, column: &str) -> Result<bool, sqlx::Error> {
-        self.try_get(column)
+    fn flag(&self, column: &str) -> Result<bool, StoreError> {
+        self.try_get(column).map_err(fault)
     }
 
     fn opt_json(&self, field: Field<'_>) -> Result<Option<Value>, StoreError> {
         // JSONB always holds valid JSON; a wrong shape is caught by the caller's typed read.
-        let value: Option<Json<Value>> = self.try_get(field.column)?;
+        let value: Option<Json<Value>> = self.try_get(field.column).map_err(fault)?;
         Ok(value.map(|Json(value)| value))
     }
 }
@@ -145,7 +203,8 @@ impl TurnWrites for PostgresStore {
         let conversation = Conversation::start(new);
         insert_conversation(&conversation)?
             .execute(&self.pool)
-            .await?;
+            .await
+            .map_err(fault)?;
         Ok(conversation)
     }
 
@@ -155,10 +214,16 @@ impl TurnWrites for PostgresStore {
         first: &NewMessage,
     ) -> Result<i64, StoreError> {
         let encoded = EncodedMessage::new(first)?;
-        let mut tx = self.pool.begin().await?;
-        insert_conversation(conversation)?.execute(&mut *tx).await?;
-        let id = insert_message(first, encoded).fetch_one(&mut *tx).await?;
-        tx.commit().await?;
+        let mut tx = self.pool.begin().await.map_err(fault)?;
+        insert_conversation(conversation)?
+            .execute(&mut *tx)
+            .await
+            .map_err(fault)?;
+        let id = insert_message(first, encoded)
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(fault)?;
+        tx.commit().await.map_err(fault)?;
         Ok(id)
     }
 
@@ -171,7 +236,8 @@ impl TurnWrites for PostgresStore {
         .bind(now_ms())
         .bind(id)
         .execute(&self.pool)
-        .await?;
+        .await
+        .map_err(fault)?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -182,7 +248,8 @@ impl TurnWrites for PostgresStore {
         )
         .bind(now_ms())
         .execute(&self.pool)
-        .await?;
+        .await
+        .map_err(fault)?;
         Ok(())
     }
 
@@ -195,7 +262,8 @@ impl TurnWrites for PostgresStore {
         .bind(now_ms())
         .bind(id)
         .execute(&self.pool)
-        .await?;
+        .await
+        .map_err(fault)?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -204,7 +272,8 @@ impl TurnWrites for PostgresStore {
         // One statement, hence one transaction: the insert and the conversation's bump.
         Ok(insert_message(message, encoded)
             .fetch_one(&self.pool)
-            .await?)
+            .await
+            .map_err(fault)?)
     }
 
     fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64> {
@@ -246,7 +315,8 @@ impl TurnWrites for PostgresStore {
         .bind(event.notified_at)
         .bind(now_ms())
         .fetch_one(&self.pool)
-        .await?;
+        .await
+        .map_err(fault)?;
         Ok(id)
     }
 }
@@ -260,7 +330,8 @@ impl Reads for PostgresStore {
         )
         .bind(id)
         .fetch_optional(&self.pool)
-        .await?;
+        .await
+        .map_err(fault)?;
         row.as_ref().map(rows::conversation).transpose()
     }
 
@@ -274,16 +345,20 @@ impl Reads for PostgresStore {
         let mut tx = self
             .pool
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .await?;
-        let total: i64 = listing::count_query::<Postgres>(filter, TEXT_MATCH)
-            .build_query_scalar()
-            .fetch_one(&mut *tx)
-            .await?;
-        let found = listing::page_query::<Postgres>(filter, TEXT_MATCH, page)
-            .build()
+            .await
+            .map_err(fault)?;
+        let count = listing::count_query(Placeholders::Numbered, filter, TEXT_MATCH);
+        let total: i64 =
+            sqlx::query_scalar_with(AssertSqlSafe(count.sql().to_owned()), arguments(&count)?)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(fault)?;
+        let chosen = listing::page_query(Placeholders::Numbered, filter, TEXT_MATCH, page);
+        let found = statement(&chosen)?
             .fetch_all(&mut *tx)
-            .await?;
-        tx.commit().await?;
+            .await
+            .map_err(fault)?;
+        tx.commit().await.map_err(fault)?;
         Ok(Page {
             items: found.iter().map(rows::summary).collect::<Result<_, _>>()?,
             total: listing::total(total),
@@ -306,7 +381,8 @@ impl Reads for PostgresStore {
         let found = sqlx::query(sql)
             .bind(conversation_id)
             .fetch_all(&self.pool)
-            .await?;
+            .await
+            .map_err(fault)?;
         found.iter().map(rows::message).collect()
     }
 
@@ -314,7 +390,8 @@ impl Reads for PostgresStore {
         let found = sqlx::query(rows::select_messages!("WHERE id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
-            .await?;
+            .await
+            .map_err(fault)?;
         found.as_ref().map(rows::message).transpose()
     }
 
@@ -325,7 +402,8 @@ impl Reads for PostgresStore {
         )
         .bind(conversation_id)
         .fetch_all(&self.pool)
-        .await?;
+        .await
+        .map_err(fault)?;
         found.iter().map(rows::safety_event).collect()
     }
 
@@ -334,32 +412,40 @@ impl Reads for PostgresStore {
         let mut tx = self
             .pool
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-            .await?;
-        let stored = match stats::stored_range_query::<Postgres>(query) {
-            Some(mut range) => stats::stored_range(&range.build().fetch_one(&mut *tx).await?)?,
+            .await
+            .map_err(fault)?;
+        let stored = match stats::stored_range_query(Placeholders::Numbered, query) {
+            Some(range) => stats::stored_range(
+                &statement(&range)?
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(fault)?,
+            )?,
             None => None,
         };
         let plan = Plan::new(query, stored);
         let mut tally = Tally::new(query, plan.as_ref());
         let Some(plan) = plan else {
-            tx.commit().await?;
+            tx.commit().await.map_err(fault)?;
             return Ok(tally.finish(Vec::new(), Vec::new()));
         };
-        let mut turns = stats::turns_query::<Postgres>(&plan);
-        let mut rows = turns.build().fetch(&mut *tx);
-        while let Some(row) = rows.try_next().await? {
+        let turns = stats::turns_query(Placeholders::Numbered, &plan);
+        let mut rows = statement(&turns)?.fetch(&mut *tx);
+        while let Some(row) = rows.try_next().await.map_err(fault)? {
             tally.add_turns(&row)?;
         }
         drop(rows);
-        let rules = stats::rules_query::<Postgres>(&plan, STATS)
-            .build()
+        let rules = stats::rules_query(Placeholders::Numbered, &plan, STATS);
+        let rules = statement(&rules)?
             .fetch_all(&mut *tx)
-            .await?;
-        let repairs = stats::repairs_query::<Postgres>(&plan, STATS)
-            .build()
+            .await
+            .map_err(fault)?;
+        let repairs = stats::repairs_query(Placeholders::Numbered, &plan, STATS);
+        let repairs = statement(&repairs)?
             .fetch_all(&mut *tx)
-            .await?;
-        tx.commit().await?;
+            .await
+            .map_err(fault)?;
+        tx.commit().await.map_err(fault)?;
         Ok(tally.finish(
             rules
                 .iter()
@@ -388,7 +474,8 @@ impl Purges for PostgresStore {
         .bind(range.before)
         .bind(i64::from(range.limit))
         .fetch_all(&self.pool)
-        .await?;
+        .await
+        .map_err(fault)?;
         Ok(Purged::of(&times))
     }
 }

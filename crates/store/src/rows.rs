@@ -5,7 +5,6 @@
 //! have the expected shape, an unknown status, a negative count) is a [`StoreError::Corrupt`]
 //! naming the table, the column and the row, never a panic.
 
-use super::prompts::Prompt;
 use super::{
     Conversation, ConversationStatus, ConversationSummary, Interruption, Message, MessageRole,
     NewConversation, NewMessage, NewSafetyEvent, SafetyEvent, StoreError, now_ms,
@@ -14,21 +13,23 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::fmt;
 
-/// The typed column getters of one backend's rows. JSON columns come back as a [`Value`]; a
-/// backend that stores JSON as text reports text that does not parse as [`StoreError::Corrupt`].
+/// The typed column getters of one backend's rows (a sqlx `PgRow`, a rusqlite `Row`); a value
+/// the driver cannot read as the type asked for is the driver's error, wrapped. JSON columns
+/// come back as a [`Value`]; a backend that stores JSON as text reports text that does not parse
+/// as [`StoreError::Corrupt`].
 pub(super) trait StoreRow {
     /// A non-null text column.
-    fn text(&self, column: &str) -> Result<String, sqlx::Error>;
+    fn text(&self, column: &str) -> Result<String, StoreError>;
     /// A nullable text column.
-    fn opt_text(&self, column: &str) -> Result<Option<String>, sqlx::Error>;
+    fn opt_text(&self, column: &str) -> Result<Option<String>, StoreError>;
     /// A non-null 64-bit integer column.
-    fn int(&self, column: &str) -> Result<i64, sqlx::Error>;
+    fn int(&self, column: &str) -> Result<i64, StoreError>;
     /// A nullable 64-bit integer column.
-    fn opt_int(&self, column: &str) -> Result<Option<i64>, sqlx::Error>;
+    fn opt_int(&self, column: &str) -> Result<Option<i64>, StoreError>;
     /// A nullable 32-bit integer column.
-    fn opt_int32(&self, column: &str) -> Result<Option<i32>, sqlx::Error>;
+    fn opt_int32(&self, column: &str) -> Result<Option<i32>, StoreError>;
     /// A non-null boolean column.
-    fn flag(&self, column: &str) -> Result<bool, sqlx::Error>;
+    fn flag(&self, column: &str) -> Result<bool, StoreError>;
     /// A nullable JSON column.
     fn opt_json(&self, field: Field<'_>) -> Result<Option<Value>, StoreError>;
 }
@@ -142,7 +143,7 @@ pub(super) fn summary<R: StoreRow>(row: &R) -> Result<ConversationSummary, Store
 
 /// `SELECT` of the columns [`message`] reads, in its order, from `messages`, followed by
 /// `$tail` (a literal: the statement stays static SQL). Two other forms:
-/// - `prompts $tail`: also the columns [`super::prompts::restore`] reads — the message's
+/// - `prompts $tail`: also the columns [`crate::sqlite::prompts::restore`] reads — the message's
 ///   `prompt_pointer` and, joined from `prompts`, its `prompt_text` (SQLite);
 /// - `without_payloads $null, $tail`: `request_payload` and `raw_response` read as `$null` (the
 ///   backend's typed NULL for a JSON column), for readers that never show them — users' history,
@@ -289,8 +290,6 @@ pub(super) struct EncodedMessage {
     pub tokens_out: Option<i64>,
     /// `latency_ms`.
     pub latency_ms: Option<i64>,
-    /// The prompt taken out of `request_payload` ([`EncodedMessage::prompt_apart`] only).
-    pub prompt: Option<Prompt>,
 }
 
 impl EncodedMessage {
@@ -298,32 +297,18 @@ impl EncodedMessage {
     /// is an encode error (nothing is written).
     pub fn new(message: &NewMessage) -> Result<Self, StoreError> {
         let request_payload = message.request_payload.as_ref().map(to_json).transpose()?;
-        Self::with(message, request_payload, None)
+        Self::with_payload(message, request_payload)
     }
 
-    /// As [`EncodedMessage::new`], with the request's prompt taken out of `request_payload`
-    /// into `prompt` (see [`Prompt::take`]).
-    pub fn prompt_apart(message: &NewMessage) -> Result<Self, StoreError> {
-        match message
-            .request_payload
-            .as_ref()
-            .map(Prompt::take)
-            .transpose()?
-        {
-            Some((payload, prompt)) => Self::with(message, Some(payload), prompt),
-            None => Self::with(message, None, None),
-        }
-    }
-
-    fn with(
+    /// As [`EncodedMessage::new`], with `request_payload` already encoded (by a backend that
+    /// stores it in another form: SQLite's, with its prompt apart).
+    pub fn with_payload(
         message: &NewMessage,
         request_payload: Option<String>,
-        prompt: Option<Prompt>,
     ) -> Result<Self, StoreError> {
         Ok(Self {
             value: message.value.as_ref().map(to_json).transpose()?,
             request_payload,
-            prompt,
             raw_response: message.raw_response.as_ref().map(to_json).transpose()?,
             violations: to_json(&message.violations)?,
             repairs: to_json(&message.repairs)?,
@@ -340,8 +325,7 @@ impl EncodedMessage {
 
 /// Serialises a value for a JSON column.
 pub(super) fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value)
-        .map_err(|error| StoreError::Database(sqlx::Error::Encode(Box::new(error))))
+    serde_json::to_string(value).map_err(|error| StoreError::Encode(error.to_string()))
 }
 
 /// A `u64` as the `BIGINT` that stores it.
@@ -353,9 +337,7 @@ fn signed(column: &str, value: Option<u64>) -> Result<Option<i64>, StoreError> {
 
 /// The error for a number its column cannot hold.
 fn out_of_range(column: &str, value: impl fmt::Display) -> StoreError {
-    StoreError::Database(sqlx::Error::Encode(
-        format!("{column} = {value} does not fit its column").into(),
-    ))
+    StoreError::Encode(format!("{column} = {value} does not fit its column"))
 }
 
 #[cfg(test)]
@@ -416,8 +398,7 @@ mod tests {
             break_it(&mut message);
             let error = EncodedMessage::new(&message).unwrap_err();
             assert!(
-                matches!(&error, StoreError::Database(sqlx::Error::Encode(_)))
-                    && error.to_string().contains(column),
+                matches!(&error, StoreError::Encode(_)) && error.to_string().contains(column),
                 "{column}: {error}"
             );
         }

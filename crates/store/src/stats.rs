@@ -15,8 +15,8 @@
 
 use super::StoreError;
 use super::rows::StoreRow;
+use super::sql::{Placeholders, Query};
 use serde::{Deserialize, Serialize};
-use sqlx::{Database, Encode, QueryBuilder, Type};
 use std::collections::BTreeMap;
 
 /// The smallest bucket of the series: one minute.
@@ -347,16 +347,12 @@ fn add(total: &mut u64, n: u64) {
 /// The query for the `created_at` of the first and last assistant messages of the query's
 /// contract (columns `first` and `last`, NULL when there are none), which close an open range;
 /// `None` when the query gives both ends.
-pub(super) fn stored_range_query<DB>(query: &StatsQuery) -> Option<QueryBuilder<DB>>
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-{
+pub(super) fn stored_range_query(placeholders: Placeholders, query: &StatsQuery) -> Option<Query> {
     if query.from.is_some() && query.to.is_some() {
         return None;
     }
     // Two single-aggregate subqueries, so that each is one index probe.
-    let mut sql = QueryBuilder::new("SELECT ");
+    let mut sql = Query::new(placeholders, "SELECT ");
     push_stored_time(&mut sql, "MIN", query);
     sql.push(" AS first, ");
     push_stored_time(&mut sql, "MAX", query);
@@ -365,11 +361,7 @@ where
 }
 
 /// Pushes `(SELECT <aggregate>(created_at) …)` over the assistant messages of the query's contract.
-fn push_stored_time<DB>(sql: &mut QueryBuilder<DB>, aggregate: &str, query: &StatsQuery)
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-{
+fn push_stored_time(sql: &mut Query, aggregate: &str, query: &StatsQuery) {
     sql.push(format_args!(
         "(SELECT {aggregate}(created_at) FROM messages WHERE role = 'assistant'"
     ));
@@ -412,12 +404,7 @@ const TURN_COLUMNS: &str = ", \
 /// `bucket`, the index of the bucket the turn started in. `touched` finds the candidate turns
 /// through the assistant messages stored in the range (an index range scan); each turn's messages
 /// are then found by `turn_id` (an index lookup).
-fn push_turns<DB>(sql: &mut QueryBuilder<DB>, plan: &Plan, with_columns: bool)
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
+fn push_turns(sql: &mut Query, plan: &Plan, with_columns: bool) {
     sql.push(
         "WITH touched AS (SELECT DISTINCT turn_id FROM messages \
          WHERE role = 'assistant' AND created_at >= ",
@@ -447,11 +434,7 @@ where
 }
 
 /// Pushes ` AND <column> = <contract>` when the plan has a contract.
-fn push_contract<DB>(sql: &mut QueryBuilder<DB>, plan: &Plan, column: &str)
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-{
+fn push_contract(sql: &mut Query, plan: &Plan, column: &str) {
     if let Some(contract) = &plan.contract {
         sql.push(format_args!(" AND {column} = "))
             .push_bind(contract.clone());
@@ -460,13 +443,8 @@ where
 
 /// The turns grouped by (bucket, attempts, outcome), with their counts and token sums: the rows
 /// [`Tally::add_turns`] reads. Every column is a BIGINT.
-pub(super) fn turns_query<DB>(plan: &Plan) -> QueryBuilder<DB>
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
-    let mut sql = QueryBuilder::new("");
+pub(super) fn turns_query(placeholders: Placeholders, plan: &Plan) -> Query {
+    let mut sql = Query::new(placeholders, "");
     push_turns(&mut sql, plan, true);
     // The final valid attempt's tokens, found by its id, are what is not retries.
     sql.push(
@@ -491,11 +469,7 @@ where
 
 /// Pushes the attempts (not fallbacks) of the plan's turns, each joined with the elements `e` of
 /// one of its JSON arrays (`elements`, a [`Dialect`] `FROM` item): ` FROM … WHERE …`.
-fn push_attempt_elements<DB>(sql: &mut QueryBuilder<DB>, plan: &Plan, elements: &str)
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-{
+fn push_attempt_elements(sql: &mut Query, plan: &Plan, elements: &str) {
     sql.push(" FROM messages m JOIN turns t ON t.turn_id = m.turn_id, ")
         .push(elements)
         .push(" WHERE m.role = 'assistant' AND NOT m.is_fallback");
@@ -503,13 +477,8 @@ where
 }
 
 /// The [`TOP_RULES`] rules broken by the most attempts: columns `rule` and `attempts`.
-pub(super) fn rules_query<DB>(plan: &Plan, dialect: Dialect) -> QueryBuilder<DB>
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
-    let mut sql = QueryBuilder::new("");
+pub(super) fn rules_query(placeholders: Placeholders, plan: &Plan, dialect: Dialect) -> Query {
+    let mut sql = Query::new(placeholders, "");
     push_turns(&mut sql, plan, false);
     sql.push(" SELECT v.rule AS rule, CAST(COUNT(DISTINCT v.id) AS BIGINT) AS attempts FROM (")
         .push("SELECT m.id AS id, ")
@@ -527,13 +496,8 @@ where
 }
 
 /// Repairs per kind: columns `kind` and `total`.
-pub(super) fn repairs_query<DB>(plan: &Plan, dialect: Dialect) -> QueryBuilder<DB>
-where
-    DB: Database,
-    for<'q> String: Encode<'q, DB> + Type<DB>,
-    for<'q> i64: Encode<'q, DB> + Type<DB>,
-{
-    let mut sql = QueryBuilder::new("");
+pub(super) fn repairs_query(placeholders: Placeholders, plan: &Plan, dialect: Dialect) -> Query {
+    let mut sql = Query::new(placeholders, "");
     push_turns(&mut sql, plan, false);
     sql.push(" SELECT r.kind AS kind, CAST(SUM(r.n) AS BIGINT) AS total FROM (SELECT ")
         .push(dialect.repair_kind)
@@ -718,7 +682,6 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sqlx::{Postgres, Sqlite};
 
     const HOUR: i64 = 3_600_000;
 
@@ -840,13 +803,12 @@ mod tests {
         )
         .unwrap();
         let queries = [
-            turns_query::<Postgres>(&plan),
-            rules_query::<Postgres>(&plan, DIALECT),
-            repairs_query::<Postgres>(&plan, DIALECT),
+            turns_query(Placeholders::Numbered, &plan),
+            rules_query(Placeholders::Numbered, &plan, DIALECT),
+            repairs_query(Placeholders::Numbered, &plan, DIALECT),
         ];
         for query in &queries {
             let sql = query.sql();
-            let sql = sql.as_str();
             assert!(
                 !sql.contains("DROP") && !sql.contains("1234567") && !sql.contains("7654321"),
                 "{sql}"
@@ -854,26 +816,27 @@ mod tests {
             assert!(sql.contains("created_at >= $1 AND created_at < $2 AND contract = $3"));
             assert!(sql.contains("AND m.contract = $"), "{sql}");
         }
-        assert!(queries[0].sql().as_str().contains("- $4) / $5 AS bucket"));
+        assert!(queries[0].sql().contains("- $4) / $5 AS bucket"));
         assert!(
             queries[1]
                 .sql()
-                .as_str()
                 .ends_with("ORDER BY attempts DESC, v.rule COLLATE binary LIMIT $7")
         );
         assert!(
             queries[2]
                 .sql()
-                .as_str()
                 .ends_with("ORDER BY total DESC, r.kind COLLATE binary")
         );
-        let range = stored_range_query::<Sqlite>(&StatsQuery {
-            contract: Some("tutor".into()),
-            ..StatsQuery::default()
-        })
+        let range = stored_range_query(
+            Placeholders::Question,
+            &StatsQuery {
+                contract: Some("tutor".into()),
+                ..StatsQuery::default()
+            },
+        )
         .unwrap();
         assert_eq!(
-            range.sql().as_str(),
+            range.sql(),
             "SELECT (SELECT MIN(created_at) FROM messages WHERE role = 'assistant' \
              AND contract = ?) AS first, (SELECT MAX(created_at) FROM messages \
              WHERE role = 'assistant' AND contract = ?) AS last"
@@ -882,9 +845,11 @@ mod tests {
 
     #[test]
     fn a_closed_range_needs_no_stored_range() {
-        assert!(stored_range_query::<Sqlite>(&query(Some(0), Some(1), HOUR)).is_none());
-        assert!(stored_range_query::<Sqlite>(&query(Some(0), None, HOUR)).is_some());
-        assert!(stored_range_query::<Sqlite>(&query(None, Some(1), HOUR)).is_some());
+        assert!(
+            stored_range_query(Placeholders::Question, &query(Some(0), Some(1), HOUR)).is_none()
+        );
+        assert!(stored_range_query(Placeholders::Question, &query(Some(0), None, HOUR)).is_some());
+        assert!(stored_range_query(Placeholders::Question, &query(None, Some(1), HOUR)).is_some());
     }
 
     #[test]

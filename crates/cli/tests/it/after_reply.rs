@@ -80,26 +80,21 @@ async fn answers_come_first_and_everything_answered_is_stored() {
     .unwrap();
     assert!(status.0.is_some_and(|s| s.success()), "{status:?}");
 
-    let db = sqlx::SqlitePool::connect(&format!(
-        "sqlite://{}",
-        dir.path().join("bridle.db").display()
-    ))
-    .await
-    .unwrap();
+    let db = rusqlite::Connection::open(dir.path().join("bridle.db")).unwrap();
     for id in answered {
-        let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM messages WHERE id = ?")
-            .bind(id)
-            .fetch_one(&db)
-            .await
+        let stored: i64 = db
+            .query_row("SELECT count(*) FROM messages WHERE id = ?", [id], |row| {
+                row.get(0)
+            })
             .unwrap();
         assert_eq!(stored, 1, "message {id}");
     }
-    let users: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM messages WHERE role = 'user' AND conversation_id = ?",
-    )
-    .bind(&conversation)
-    .fetch_one(&db)
-    .await
-    .unwrap();
+    let users: i64 = db
+        .query_row(
+            "SELECT count(*) FROM messages WHERE role = 'user' AND conversation_id = ?",
+            [&conversation],
+            |row| row.get(0),
+        )
+        .unwrap();
     assert_eq!(users, 3);
 }

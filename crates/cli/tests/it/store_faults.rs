@@ -314,15 +314,12 @@ async fn sqlite_on_a_full_then_read_only_disk() {
 
     // The database file is intact, and a restarted gateway finds every reply.
     let db = disk.path.join("bridle.db");
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-        .await
-        .unwrap();
-    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
-        .fetch_one(&pool)
-        .await
+    let raw = rusqlite::Connection::open(&db).unwrap();
+    let check: String = raw
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
         .unwrap();
     assert_eq!(check, "ok");
-    pool.close().await;
+    drop(raw);
     let (_again, url) = start(&disk.path, None);
     check_turns(&url, ADMIN, &received).await;
 }

@@ -301,14 +301,10 @@ async fn store_failures_reach_users_without_the_database_text() {
     let id = h.conversation(ADA).await;
     // Break the schema under the running store: every read of messages fails.
     let db = h.database_path();
-    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", db.display()))
-        .await
+    let raw = rusqlite::Connection::open(&db).unwrap();
+    raw.execute("ALTER TABLE messages RENAME TO messages_gone", [])
         .unwrap();
-    sqlx::query("ALTER TABLE messages RENAME TO messages_gone")
-        .execute(&pool)
-        .await
-        .unwrap();
-    pool.close().await;
+    drop(raw);
     let (status, body) = h
         .call(
             "GET",

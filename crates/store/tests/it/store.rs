@@ -18,8 +18,8 @@ use bridle_store::{
 };
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
-use sqlx::{PgPool, SqlitePool};
-use std::sync::Arc;
+use sqlx::PgPool;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 macro_rules! on_both_backends {
@@ -108,7 +108,7 @@ answering_first! {
 // ---------------------------------------------------------------------------------------------
 
 /// A store under test, a raw connection to its database and the place the database lives.
-/// Fields drop in order: the store, the raw pool, then the place (file or database) itself.
+/// Fields drop in order: the store, the raw connection, then the place (file or database) itself.
 struct Harness {
     store: Arc<dyn Store>,
     url: String,
@@ -117,8 +117,13 @@ struct Harness {
 }
 
 enum Raw {
-    Sqlite(SqlitePool),
+    Sqlite(Mutex<rusqlite::Connection>),
     Postgres(PgPool),
+}
+
+/// The raw SQLite connection.
+fn sqlite(db: &Mutex<rusqlite::Connection>) -> MutexGuard<'_, rusqlite::Connection> {
+    db.lock().unwrap()
 }
 
 #[allow(dead_code)] // the fields are held for their `Drop`
@@ -140,16 +145,15 @@ impl Harness {
         let store = bridle_store::open_with(&url, commit).await.unwrap();
         assert_eq!(store.backend(), "sqlite");
         assert!(path.is_file());
-        let raw = SqlitePool::connect(&url).await.unwrap();
-        let journal: String = sqlx::query_scalar("PRAGMA journal_mode")
-            .fetch_one(&raw)
-            .await
+        let raw = rusqlite::Connection::open(&path).unwrap();
+        let journal: String = raw
+            .query_row("PRAGMA journal_mode", [], |row| row.get(0))
             .unwrap();
         assert_eq!(journal, "wal");
         Self {
             store: Arc::from(store),
             url,
-            raw: Raw::Sqlite(raw),
+            raw: Raw::Sqlite(Mutex::new(raw)),
             place: Place::Dir(dir),
         }
     }
@@ -184,13 +188,12 @@ impl Raw {
     /// Overwrites a message's `violations` with `json` (valid JSON, so that both backends take it).
     async fn set_violations(&self, message_id: i64, json: &str) {
         let updated = match self {
-            Self::Sqlite(pool) => sqlx::query("UPDATE messages SET violations = ? WHERE id = ?")
-                .bind(json)
-                .bind(message_id)
-                .execute(pool)
-                .await
-                .unwrap()
-                .rows_affected(),
+            Self::Sqlite(db) => sqlite(db)
+                .execute(
+                    "UPDATE messages SET violations = ? WHERE id = ?",
+                    rusqlite::params![json, message_id],
+                )
+                .unwrap() as u64,
             Self::Postgres(pool) => {
                 sqlx::query("UPDATE messages SET violations = $1::jsonb WHERE id = $2")
                     .bind(json)
@@ -207,13 +210,12 @@ impl Raw {
     /// Overwrites a message's `repairs` with `json` (valid JSON).
     async fn set_repairs(&self, message_id: i64, json: &str) {
         let updated = match self {
-            Self::Sqlite(pool) => sqlx::query("UPDATE messages SET repairs = ? WHERE id = ?")
-                .bind(json)
-                .bind(message_id)
-                .execute(pool)
-                .await
-                .unwrap()
-                .rows_affected(),
+            Self::Sqlite(db) => sqlite(db)
+                .execute(
+                    "UPDATE messages SET repairs = ? WHERE id = ?",
+                    rusqlite::params![json, message_id],
+                )
+                .unwrap() as u64,
             Self::Postgres(pool) => {
                 sqlx::query("UPDATE messages SET repairs = $1::jsonb WHERE id = $2")
                     .bind(json)
@@ -230,13 +232,12 @@ impl Raw {
     /// Sets when a message was stored (Unix ms).
     async fn set_created_at(&self, message_id: i64, at: i64) {
         let updated = match self {
-            Self::Sqlite(pool) => sqlx::query("UPDATE messages SET created_at = ? WHERE id = ?")
-                .bind(at)
-                .bind(message_id)
-                .execute(pool)
-                .await
-                .unwrap()
-                .rows_affected(),
+            Self::Sqlite(db) => sqlite(db)
+                .execute(
+                    "UPDATE messages SET created_at = ? WHERE id = ?",
+                    rusqlite::params![at, message_id],
+                )
+                .unwrap() as u64,
             Self::Postgres(pool) => {
                 sqlx::query("UPDATE messages SET created_at = $1 WHERE id = $2")
                     .bind(at)
@@ -254,14 +255,14 @@ impl Raw {
     /// hold it (SQLite stores JSON as text; PostgreSQL's JSONB refuses it). Returns whether it did.
     async fn set_context_text(&self, conversation_id: &str, text: &str) -> bool {
         match self {
-            Self::Sqlite(pool) => {
-                let updated = sqlx::query("UPDATE conversations SET context = ? WHERE id = ?")
-                    .bind(text)
-                    .bind(conversation_id)
-                    .execute(pool)
-                    .await
+            Self::Sqlite(db) => {
+                let updated = sqlite(db)
+                    .execute(
+                        "UPDATE conversations SET context = ? WHERE id = ?",
+                        rusqlite::params![text, conversation_id],
+                    )
                     .unwrap();
-                assert_eq!(updated.rows_affected(), 1);
+                assert_eq!(updated, 1);
                 true
             }
             Self::Postgres(pool) => {
@@ -281,7 +282,7 @@ impl Raw {
     async fn health_rows(&self) -> i64 {
         let sql = "SELECT COUNT(*) FROM store_health";
         match self {
-            Self::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+            Self::Sqlite(db) => sqlite(db).query_row(sql, [], |row| row.get(0)).unwrap(),
             Self::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
         }
     }
@@ -290,7 +291,7 @@ impl Raw {
     async fn applied_migrations(&self) -> i64 {
         let sql = "SELECT COUNT(*) FROM _sqlx_migrations WHERE success";
         match self {
-            Self::Sqlite(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
+            Self::Sqlite(db) => sqlite(db).query_row(sql, [], |row| row.get(0)).unwrap(),
             Self::Postgres(pool) => sqlx::query_scalar(sql).fetch_one(pool).await.unwrap(),
         }
     }
@@ -1510,7 +1511,10 @@ async fn large_content(h: Harness) {
             );
         }
         Err(error) => assert!(
-            matches!(error, StoreError::Database(_) | StoreError::Sqlite(_)),
+            matches!(
+                error,
+                StoreError::Database { .. } | StoreError::Unavailable { .. }
+            ),
             "{error}"
         ),
     }
@@ -2416,10 +2420,10 @@ async fn long_prompts_read_back_whole(h: Harness) {
 impl Harness {
     /// SQLite only: a query's single integer.
     async fn sqlite_count(&self, sql: &'static str) -> i64 {
-        let Raw::Sqlite(pool) = &self.raw else {
+        let Raw::Sqlite(db) = &self.raw else {
             panic!("not SQLite")
         };
-        sqlx::query_scalar(sql).fetch_one(pool).await.unwrap()
+        sqlite(db).query_row(sql, [], |row| row.get(0)).unwrap()
     }
 }
 
@@ -2513,13 +2517,14 @@ async fn sqlite_a_prompt_that_cannot_be_put_back_is_a_corrupt_row_not_a_panic() 
         ))
         .await
         .unwrap();
-    let Raw::Sqlite(pool) = &h.raw else {
+    let Raw::Sqlite(db) = &h.raw else {
         unreachable!()
     };
-    sqlx::query("UPDATE messages SET prompt_pointer = '/body/nowhere' WHERE id = ?")
-        .bind(id)
-        .execute(pool)
-        .await
+    sqlite(db)
+        .execute(
+            "UPDATE messages SET prompt_pointer = '/body/nowhere' WHERE id = ?",
+            [id],
+        )
         .unwrap();
     let error = store.message(id).await.unwrap_err();
     assert!(

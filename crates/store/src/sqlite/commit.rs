@@ -4,21 +4,22 @@
 //! report for a write that fails once its answer is out ([`AfterReply::failed`]).
 //!
 //! With `after_reply` a turn's messages are queued for the writer and the answer goes out at
-//! once; they are committed with the next batch, within [`super::sqlite_writer`]'s hold of a few
-//! milliseconds. Every read of the store first waits for the writes queued before it
-//! ([`super::sqlite_writer::Writer::settled`]), so a conversation's history, its status and the
+//! once; they are committed with the next batch, or by the committer thread ([`committer`])
+//! within [`super::queue`]'s hold of a few milliseconds. Every read of the store first waits for
+//! the writes queued before it ([`super::queue::Writer::settled`]), so a conversation's history, its status and the
 //! admin console see every answer already given. What the mode gives up: a process that dies
 //! (a crash, `SIGKILL`, out of memory) loses the turns of its last few milliseconds although
 //! their answers went out. Safety actions (a blocked conversation, a safety event) are still
 //! committed before the answer.
 
-use super::sqlite_writer::Writer;
-use super::{Commit, StoreError};
+use super::checkpoint::yield_to_requests;
+use super::queue::{Combiner, HOLD_SOON, Shared, Writer};
+use crate::{Commit, StoreError};
 use prometheus_client::metrics::counter::Counter;
 use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Weak, mpsc};
 
 /// Message ids reserved at a time: the ceiling of the ids given out is committed (in
 /// `sqlite_sequence`) ahead of them, so a server restarted after a crash starts above every id
@@ -162,6 +163,22 @@ impl AfterReply {
     }
 }
 
+/// The committer thread: runs the queue [`HOLD_SOON`] after a detached write is queued
+/// ([`Writer::write_detached`]), with whatever else is queued by then, at low priority (nice
+/// 10): nobody waits for these writes, so their commits take the time the requests leave
+/// (on the benchmark's one-core gateway, run inline on the runtime thread they held the
+/// requests in flight for the length of a batch). Ends with the writer.
+pub(super) fn committer(writer: &Weak<Shared>, due: &mpsc::Receiver<()>) {
+    yield_to_requests();
+    while due.recv().is_ok() {
+        std::thread::sleep(HOLD_SOON);
+        match writer.upgrade() {
+            Some(shared) => shared.combine(Combiner::Blocking),
+            None => break,
+        }
+    }
+}
+
 /// Records in `sqlite_sequence` that message ids up to `ceiling` are taken (never lowering it).
 fn reserve_ids(db: &rusqlite::Connection, ceiling: i64) -> rusqlite::Result<()> {
     let updated = db
@@ -187,6 +204,12 @@ fn last_message_id(db: &rusqlite::Connection) -> rusqlite::Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sqlite::checkpoint::CHECKPOINTER_NICE;
+    use crate::sqlite::queue::lock as guard;
+    use crate::sqlite::testing::{blob_store, count_blobs};
+    use std::sync::Mutex;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
 
     #[test]
     fn a_server_answering_first_has_the_database_to_itself() {
@@ -262,5 +285,61 @@ mod tests {
         assert_eq!(ids.failures().get(), 0);
         ids.report::<i64>("an attempt", "c1".into(), "t1".into())(Err(StoreError::Closed));
         assert_eq!(ids.failures().get(), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn detached_writes_are_committed_by_the_low_priority_committer() {
+        let (_dir, path, writer) = blob_store().await;
+        let ran_on = Arc::new(Mutex::new(Vec::new()));
+        let failures = Arc::new(AtomicUsize::new(0));
+        for n in 0..20 {
+            let (ran_on, failures) = (Arc::clone(&ran_on), Arc::clone(&failures));
+            let sql = if n == 7 {
+                "INSERT INTO nowhere VALUES (?)"
+            } else {
+                "INSERT INTO blob (data) VALUES (?)"
+            };
+            writer.write_detached(
+                move |db| {
+                    let thread = std::thread::current();
+                    #[cfg(target_os = "linux")]
+                    let nice = rustix::process::getpriority_process(Some(rustix::thread::gettid()))
+                        .unwrap_or(-1);
+                    #[cfg(not(target_os = "linux"))]
+                    let nice = CHECKPOINTER_NICE;
+                    guard(&ran_on).push((thread.name().map(String::from), nice));
+                    db.execute(sql, [n.to_string()])
+                },
+                move |result| {
+                    if result.is_err() {
+                        failures.fetch_add(1, Ordering::Relaxed);
+                    }
+                },
+            );
+        }
+        // Nobody runs the queue but the committer.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while writer.shared.detached.load(Ordering::Acquire) > 0 {
+            assert!(std::time::Instant::now() < deadline, "not committed");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(count_blobs(&path), 19);
+        assert_eq!(failures.load(Ordering::Relaxed), 1);
+        let ran_on = guard(&ran_on).clone();
+        assert!(
+            ran_on.iter().all(
+                |(name, nice)| name.as_deref() == Some("bridle-sqlite-commit")
+                    && *nice == CHECKPOINTER_NICE
+            ),
+            "{ran_on:?}"
+        );
+        // A read after `settled` sees what was queued just before it.
+        let data = "read back".to_owned();
+        writer.write_detached(
+            move |db| db.execute("INSERT INTO blob (data) VALUES (?)", [&data]),
+            |_| {},
+        );
+        writer.settled().await;
+        assert_eq!(count_blobs(&path), 20);
     }
 }

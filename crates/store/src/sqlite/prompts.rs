@@ -6,8 +6,8 @@
 //! the hash and the JSON pointer to where the text was; [`restore`] puts it back when the message
 //! is read, so every reader sees the request exactly as it was sent.
 
-use super::StoreError;
-use super::rows::{Field, StoreRow, to_json};
+use crate::StoreError;
+use crate::rows::{Field, StoreRow, to_json};
 use bridle_wire::strings_as::{StringWriter, StringsAs};
 use serde::Serializer;
 use serde_json::Value;
