@@ -3,7 +3,8 @@
 #   bridle-core    no async runtime, HTTP or SQL;
 #   bridle-wire    serde and serde_json only;
 #   bridle-engine  no SQL driver and no HTTP server of its own (the store and the providers are
-#                  its crates; only they hold the drivers), no HTTP server anywhere below it.
+#                  its crates; only they hold the drivers), no HTTP server anywhere below it;
+#   bridle         one SQLite driver in the build (rusqlite; sqlx for PostgreSQL only).
 # Fails with the offending crate named.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,8 @@ if [ -n "$extra" ]; then echo "bridle-wire depends on more than serde: $extra" >
 refuse bridle-engine "a SQL driver directly" 'sqlx|rusqlite|libsqlite3-sys' --depth 1
 # reqwest (the webhook and provider client) brings hyper's client side; nothing else may.
 refuse bridle-engine "an HTTP server" 'axum|hyper|hyper-util|h2|tower-http' --prune reqwest
+refuse bridle "a second SQLite driver" 'sqlx-sqlite'
+refuse bridle-server "a second SQLite driver" 'sqlx-sqlite' -e normal,dev
 
 if [ "$fail" = 0 ]; then echo "dependency directions hold"; fi
 exit "$fail"
