@@ -199,7 +199,7 @@ pub struct AttemptsCount {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleCount {
     /// Rule name ([`Violation::rule`](bridle_core::Violation::rule)).
-    pub rule: String,
+    pub rule: bridle_core::Rule,
     /// Attempts with at least one violation of it.
     pub count: u64,
 }
@@ -208,7 +208,7 @@ pub struct RuleCount {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepairCount {
     /// Repair kind ([`Repair::kind`](bridle_core::Repair::kind)).
-    pub kind: String,
+    pub kind: bridle_core::RepairKind,
     /// Sum of the repairs' `count`.
     pub count: u64,
 }
@@ -516,7 +516,7 @@ pub(super) fn repairs_query(placeholders: Placeholders, plan: &Plan, dialect: Di
 /// A row of [`rules_query`].
 pub(super) fn rule_count<R: StoreRow>(row: &R) -> Result<RuleCount, StoreError> {
     Ok(RuleCount {
-        rule: row.text("rule")?,
+        rule: bridle_core::Rule::from_name(&row.text("rule")?),
         count: unsigned(row, "attempts")?,
     })
 }
@@ -524,7 +524,7 @@ pub(super) fn rule_count<R: StoreRow>(row: &R) -> Result<RuleCount, StoreError> 
 /// A row of [`repairs_query`].
 pub(super) fn repair_count<R: StoreRow>(row: &R) -> Result<RepairCount, StoreError> {
     Ok(RepairCount {
-        kind: row.text("kind")?,
+        kind: bridle_core::RepairKind::from_name(&row.text("kind")?),
         count: unsigned(row, "total")?,
     })
 }

@@ -1,7 +1,7 @@
 //! When the SQLite store commits a turn's writes relative to the answer ([`Commit`]): the lock
 //! file that keeps servers of different modes off one database, and what answering first
 //! (`after_reply`) needs — message ids given before the insert ([`AfterReply::next_id`]) and a
-//! report for a write that fails once its answer is out ([`AfterReply::failed`]).
+//! report for a write that fails once its answer is out ([`AfterReply::report`]).
 //!
 //! With `after_reply` a turn's messages are queued for the writer and the answer goes out at
 //! once; they are committed with the next batch, or by the committer thread ([`committer`])

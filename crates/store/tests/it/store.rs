@@ -1715,7 +1715,7 @@ fn rules(counts: &[(&str, u64)]) -> Vec<RuleCount> {
     counts
         .iter()
         .map(|&(rule, count)| RuleCount {
-            rule: rule.to_owned(),
+            rule: Rule::from_name(rule),
             count,
         })
         .collect()
@@ -1725,7 +1725,7 @@ fn repairs(counts: &[(&str, u64)]) -> Vec<RepairCount> {
     counts
         .iter()
         .map(|&(kind, count)| RepairCount {
-            kind: kind.to_owned(),
+            kind: RepairKind::from_name(kind),
             count,
         })
         .collect()
