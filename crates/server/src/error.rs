@@ -14,7 +14,9 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use bridle_engine::providers::ProviderError;
 use bridle_engine::{EngineError, TurnError};
-use serde_json::json;
+use bridle_wire::Extra;
+use bridle_wire::openai::{ApiError as WireError, ErrorBody, ErrorCode};
+use serde::Serialize;
 use std::time::Duration;
 
 /// An error answer.
@@ -29,6 +31,10 @@ pub enum ApiError {
     /// No such thing (or not the caller's).
     #[error("{0}")]
     NotFound(String),
+    /// The request names a model that is not configured (404 `model_not_found`, `param`
+    /// `model`, as OpenAI answers).
+    #[error("{0}")]
+    ModelNotFound(String),
     /// The request body or parameters are wrong.
     #[error("{0}")]
     BadRequest(String),
@@ -63,6 +69,17 @@ pub enum ApiError {
     /// The text is shown to the user: build it with [`provider_message`] or from counts.
     #[error("{0}")]
     Upstream(String),
+    /// Every attempt of an enforced OpenAI-compatible call broke the contract and it has no
+    /// fallback: 422 `contract_unmet`, which the OpenAI SDKs do not retry (they retry 5xx, and
+    /// each retry would cost the whole turn again). The body lists where the last attempt broke
+    /// which rule — never its content.
+    #[error("{message}")]
+    ContractUnmet {
+        /// How many attempts were made, in words.
+        message: String,
+        /// The last attempt's violations, by path and rule.
+        violations: Vec<UnmetRule>,
+    },
     /// The body is not declared as JSON (415).
     #[error("{0}")]
     UnsupportedMediaType(String),
@@ -91,6 +108,16 @@ impl ApiError {
             ),
             Self::Forbidden(_) => (StatusCode::FORBIDDEN, "permission_error", "forbidden"),
             Self::NotFound(_) => (StatusCode::NOT_FOUND, "invalid_request_error", "not_found"),
+            Self::ModelNotFound(_) => (
+                StatusCode::NOT_FOUND,
+                "invalid_request_error",
+                "model_not_found",
+            ),
+            Self::ContractUnmet { .. } => (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "contract_unmet",
+                "contract_unmet",
+            ),
             Self::BadRequest(_) => (
                 StatusCode::BAD_REQUEST,
                 "invalid_request_error",
@@ -143,6 +170,48 @@ impl ApiError {
                 "server_error",
                 "internal",
             ),
+        }
+    }
+}
+
+/// Most violations a 422 `contract_unmet` lists (the first ones of the last attempt).
+const MAX_UNMET_RULES: usize = 20;
+/// Longest path it lists, in characters (a path names keys the model wrote).
+const MAX_UNMET_PATH_CHARS: usize = 200;
+
+/// Where an attempt broke which rule, as a 422 `contract_unmet` lists it: the path and the
+/// rule only, so nothing the model wrote reaches the client.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnmetRule {
+    /// JSON pointer into the reply (`""`: the whole reply).
+    pub path: String,
+    /// The rule's name (`required`, `enum`, `parse`, …).
+    pub rule: String,
+}
+
+impl ApiError {
+    /// The error of an enforced OpenAI-compatible call: [`ApiError::ContractUnmet`] when every
+    /// attempt broke the contract, otherwise as for every route.
+    pub fn from_enforced(error: EngineError) -> Self {
+        match error {
+            EngineError::Turn(TurnError::Exhausted {
+                attempts,
+                violations,
+                ..
+            }) => Self::ContractUnmet {
+                message: format!(
+                    "the model gave no valid reply in {attempts} attempt(s); every attempt is recorded for the administrators"
+                ),
+                violations: violations
+                    .iter()
+                    .take(MAX_UNMET_RULES)
+                    .map(|v| UnmetRule {
+                        path: v.path.chars().take(MAX_UNMET_PATH_CHARS).collect(),
+                        rule: v.rule.as_str().to_owned(),
+                    })
+                    .collect(),
+            },
+            other => Self::from(other),
         }
     }
 }
@@ -204,9 +273,24 @@ impl IntoResponse for ApiError {
         if status.is_server_error() {
             tracing::error!(error = %self, "request failed");
         }
-        let body =
-            Json(json!({"error": {"message": self.public_message(), "type": kind, "code": code}}));
-        let mut response = (status, body).into_response();
+        let mut extra = Extra::new();
+        if let Self::ContractUnmet { violations, .. } = &self
+            && let Ok(list) = serde_json::to_value(violations)
+        {
+            extra.insert("violations".into(), list);
+        }
+        let param = matches!(self, Self::ModelNotFound(_)).then(|| Some("model".to_owned()));
+        let body = ErrorBody {
+            error: WireError {
+                message: self.public_message(),
+                kind: Some(Some(kind.to_owned())),
+                param,
+                code: Some(Some(ErrorCode::Text(code.to_owned()))),
+                extra,
+            },
+            extra: Extra::new(),
+        };
+        let mut response = (status, Json(body)).into_response();
         let retry_after = match &self {
             Self::RateLimited { retry_after, .. } => {
                 Some(retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0))

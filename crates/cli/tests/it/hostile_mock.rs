@@ -141,10 +141,16 @@ async fn behind_an_upstream_the_mock_is_no_model() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
     assert!(body.contains("unknown model \\\"mock\\\""), "{body}");
 
-    // The OpenAI-compatible endpoint gives a name it does not know to the default model: the
-    // hostile schema goes to the upstream, never to a mock in the gateway.
+    // The OpenAI-compatible endpoint refuses the name as OpenAI would (404 model_not_found),
+    // so nothing runs; the same hostile schema sent to the configured model goes upstream,
+    // never to a mock in the gateway.
     for format in hostile_formats() {
         let request = json!({"model": "mock", "response_format": format,
+                             "messages": [{"role": "user", "content": "Fill it in."}]});
+        let (status, body) = post(&client, format!("{base}/v1/chat/completions"), &request).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+        assert!(body.contains("model_not_found"), "{body}");
+        let request = json!({"model": "openai", "response_format": format,
                              "messages": [{"role": "user", "content": "Fill it in."}]});
         let (status, body) = post(&client, format!("{base}/v1/chat/completions"), &request).await;
         assert_ne!(status, StatusCode::OK, "{body}");
@@ -177,8 +183,10 @@ async fn zero_config_answers_a_hostile_schema_within_the_budget() {
         let request = json!({"model": "mock", "response_format": format,
                              "messages": [{"role": "user", "content": "Fill it in."}]});
         let (status, body) = post(&client, format!("{base}/v1/chat/completions"), &request).await;
-        // No value the mock can make meets either schema: the attempts run out.
-        assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+        // No value the mock can make meets either schema: the attempts run out (422
+        // contract_unmet, which the OpenAI SDKs do not retry).
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(body.contains("contract_unmet"), "{body}");
     }
     let attempts: Vec<Message> = stored(&client, &base)
         .await

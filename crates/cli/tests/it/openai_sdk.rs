@@ -47,5 +47,5 @@ fn the_official_openai_sdk_talks_to_bridle() {
         output.status.success(),
         "the SDK script failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("10 checks passed"), "{stdout}");
+    assert!(stdout.contains("12 checks passed"), "{stdout}");
 }

@@ -6,6 +6,7 @@ Exits non-zero (with the failed assertion) when Bridle does not behave like Open
 
 import json
 import sys
+import urllib.request
 
 import openai
 from openai import OpenAI
@@ -118,6 +119,37 @@ try:
     raise AssertionError("a wrong key must be refused")
 except openai.AuthenticationError:
     pass
+checks += 1
+
+# 6b. An unknown model is OpenAI's 404, never another model's answer.
+try:
+    client.chat.completions.create(model="gpt-4o", messages=[{"role": "user", "content": "x"}])
+    raise AssertionError("an unknown model must be refused")
+except openai.NotFoundError as error:
+    assert error.code == "model_not_found", error
+checks += 1
+
+
+def conversations():
+    request = urllib.request.Request(f"{base_url}/conversations", headers={"Authorization": f"Bearer {api_key}"})
+    with urllib.request.urlopen(request) as answer:
+        return json.load(answer)["total"]
+
+
+# 6c. A contract no reply can meet: 422 contract_unmet, which the SDK at its default retry
+# settings does not retry — one enforced call (one recorded conversation), not three.
+before = conversations()
+try:
+    OpenAI(base_url=base_url, api_key=api_key).chat.completions.create(
+        model="mock",
+        messages=[{"role": "user", "content": "Anything."}],
+        response_format={"type": "json_schema", "json_schema": {"name": "never", "schema": {"not": {}}}},
+    )
+    raise AssertionError("an unmeetable contract must be refused")
+except openai.UnprocessableEntityError as error:
+    assert error.code == "contract_unmet", error
+    assert error.body["violations"], error.body
+assert conversations() == before + 1, (before, conversations())
 checks += 1
 
 # 7. The model list.

@@ -180,15 +180,19 @@ pub async fn completions(
         .await?;
     let chat = messages(&body)?;
     check_lengths(&chat, state.settings.max_message_chars)?;
-    let model_name = body.model().filter(|m| state.engine.model(Some(m)).is_ok());
+    let model_name = body.model();
+    let upstream = known_model(&state, model_name)?;
     let Some(contract) = contract_for(&state, &headers, &body)? else {
-        return passthrough(&state, model_name, &body, chat, lease).await;
+        let mut response = passthrough(&state, model_name, &body, chat, lease).await?;
+        add_upstream_header(&mut response, &upstream);
+        return Ok(response);
     };
     let (conversation, outcome) = state
         .engine
         .complete_chat(&caller.user_id, &contract, &chat, model_name)
-        .await?;
-    let model = body.model().map_or_else(
+        .await
+        .map_err(ApiError::from_enforced)?;
+    let model = model_name.map_or_else(
         || state.engine.config().default_model.clone(),
         str::to_owned,
     );
@@ -207,7 +211,33 @@ pub async fn completions(
         .into_response()
     };
     add_bridle_headers(&mut response, &outcome, contract.name(), &conversation.id);
+    add_upstream_header(&mut response, &upstream);
     Ok(response)
+}
+
+/// The upstream model's name for the configured model `name` (the default model when the
+/// request names none); 404 `model_not_found` for a name that is not configured, as OpenAI
+/// answers — never a silent fallback to another model.
+fn known_model(state: &AppState, name: Option<&str>) -> Result<String, ApiError> {
+    match state.engine.model(name) {
+        Ok(model) => Ok(model.settings.model.clone()),
+        Err(_) => {
+            let name: String = name.unwrap_or_default().chars().take(100).collect();
+            Err(ApiError::ModelNotFound(format!(
+                "the model {name:?} does not exist; GET /v1/models lists the models this gateway serves"
+            )))
+        }
+    }
+}
+
+/// `x-bridle-upstream-model`: the provider's own name for the model that answered (the
+/// completion's `model` is the configured name the client asked for).
+fn add_upstream_header(response: &mut Response, upstream: &str) {
+    if let Ok(value) = HeaderValue::from_str(upstream) {
+        response
+            .headers_mut()
+            .insert(HeaderName::from_static("x-bridle-upstream-model"), value);
+    }
 }
 
 /// Refuses a chat with a message past `max_chars` characters (422).

@@ -73,6 +73,11 @@ impl Harness {
         raw_app(&self.state, request).await
     }
 
+    /// Sends a request and returns the whole response, headers included.
+    pub async fn respond(&self, request: Request<Body>) -> axum::response::Response {
+        app(self.state.clone()).oneshot(request).await.unwrap()
+    }
+
     /// The SQLite database file of the harness's store.
     pub fn database_path(&self) -> std::path::PathBuf {
         self._dir.path().join("bridle.db")

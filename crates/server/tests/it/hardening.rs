@@ -289,7 +289,16 @@ async fn an_exhausted_turn_never_shows_the_invalid_attempts() {
             })),
         )
         .await;
-    assert_eq!(status, StatusCode::BAD_GATEWAY, "{body}");
+    // 422 `contract_unmet`: a status the OpenAI SDKs do not retry (each retry would run the
+    // whole turn again), listing where the last attempt broke which rule.
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["type"], "contract_unmet", "{body}");
+    assert_eq!(body["error"]["code"], "contract_unmet", "{body}");
+    assert_eq!(
+        body["error"]["violations"],
+        json!([{"path": "/mood", "rule": "enum"}]),
+        "{body}"
+    );
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("no valid reply"), "{message}");
     assert!(!body.to_string().contains("INVALID-ATTEMPT"), "{body}");

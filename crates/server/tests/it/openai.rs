@@ -1,5 +1,6 @@
 //! The OpenAI-compatible endpoint's wire shapes: the completion and models bodies, a request
-//! without a model, and the 400 answers to bad requests (each with its message).
+//! without a model, an unknown model (404 `model_not_found`), and the 400 answers to bad
+//! requests (each with its message).
 
 use crate::api::{ADA, Harness};
 use axum::http::StatusCode;
@@ -74,6 +75,90 @@ async fn a_request_without_a_model_is_answered_by_the_default_model() {
         assert_eq!(status, StatusCode::OK, "{answer}");
         assert!(!answer["model"].as_str().unwrap().is_empty(), "{answer}");
     }
+}
+
+#[tokio::test]
+async fn an_unknown_model_is_404_model_not_found_never_another_model() {
+    let h = Harness::new().await;
+    let schema = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+    let enforced = json!({"type": "json_schema", "json_schema": {"name": "a", "schema": schema}});
+    // Passed through and enforced alike: OpenAI's answer, naming the parameter.
+    for extra in [json!({}), json!({"response_format": enforced})] {
+        let mut body = hi(extra);
+        body["model"] = json!("gpt-4o");
+        let (status, answer) = h
+            .call("POST", "/v1/chat/completions", Some(ADA), Some(body))
+            .await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{answer}");
+        let error = &answer["error"];
+        assert_eq!(error["type"], "invalid_request_error", "{answer}");
+        assert_eq!(error["code"], "model_not_found", "{answer}");
+        assert_eq!(error["param"], "model", "{answer}");
+        assert!(
+            error["message"].as_str().unwrap().contains("\"gpt-4o\""),
+            "{answer}"
+        );
+    }
+    // Nothing ran: no conversation was recorded for the refused calls.
+    let (_, list) = h.call("GET", "/v1/conversations", Some(ADA), None).await;
+    assert_eq!(list["total"], 0, "{list}");
+}
+
+#[tokio::test]
+async fn the_completion_names_the_configured_model_and_the_upstream_one_in_a_header() {
+    let h = Harness::new().await;
+    let request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/v1/chat/completions")
+        .header("authorization", format!("Bearer {ADA}"))
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(hi(json!({})).to_string()))
+        .unwrap();
+    let response = h.respond(request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    // The built-in mock model is configured as `mock`; its provider calls it `bridle-mock`.
+    assert_eq!(response.headers()["x-bridle-upstream-model"], "bridle-mock");
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(body["model"], "mock", "{body}");
+}
+
+#[tokio::test]
+async fn an_unmet_contract_with_a_fallback_answers_with_it_as_a_completion() {
+    // Every attempt breaks selfhelp-response, whose manifest has a fallback.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    let invalid = json!({"reply": "not json at all"});
+    let turn = json!({"attempts": [invalid, invalid, invalid, invalid, invalid]});
+    std::fs::write(&script, json!({"turns": [turn]}).to_string()).unwrap();
+    let h = Harness::with_config(&format!(
+        "[providers.mock]\nkind = \"mock\"\nscript = {:?}\n",
+        script.display().to_string()
+    ))
+    .await;
+    let request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/v1/chat/completions")
+        .header("authorization", format!("Bearer {ADA}"))
+        .header("content-type", "application/json")
+        .header("x-bridle-contract", "selfhelp-response")
+        .body(axum::body::Body::from(hi(json!({})).to_string()))
+        .unwrap();
+    let response = h.respond(request).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["x-bridle-fallback"], "true");
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    let content: Value =
+        serde_json::from_str(body["choices"][0]["message"]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["type"], "response", "{content}");
+    assert!(!body.to_string().contains("not json at all"), "{body}");
 }
 
 #[tokio::test]
