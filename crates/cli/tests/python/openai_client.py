@@ -47,6 +47,10 @@ completion = client.chat.completions.create(
 reply = json.loads(completion.choices[0].message.content)
 assert reply["type"] == "response" and reply["content"]["text_blocks"], reply
 assert completion.choices[0].finish_reason == "stop"
+# The checked value rides along as an extra field the SDK keeps.
+bridle = completion.model_extra["bridle"]
+assert bridle["value"] == reply and bridle["contract"] == "selfhelp-response", bridle
+assert bridle["attempts"] >= 1 and bridle["fallback"] is False, bridle
 checks += 1
 
 # 3. json_object is enforced as "a valid JSON object".

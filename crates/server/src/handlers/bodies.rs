@@ -88,6 +88,22 @@ impl TurnBody {
     }
 }
 
+/// The `bridle` object of an enforced OpenAI-compatible completion: the checked value and how
+/// it came about, beside the standard fields. The official SDKs keep unknown fields
+/// (`completion.model_extra["bridle"]` in Python, `completion.bridle` in JavaScript), so an
+/// application gets markers' payloads and question cards without parsing the text.
+#[derive(Debug, Serialize)]
+pub struct BridleExtension<'a> {
+    pub contract: &'a str,
+    pub conversation_id: &'a str,
+    pub turn_id: &'a str,
+    /// The checked value (the contract's fallback when `fallback`).
+    pub value: &'a Value,
+    pub attempts: u32,
+    pub repairs: &'a [Repair],
+    pub fallback: bool,
+}
+
 /// One message of the user's view of a conversation: what the user wrote, or the checked value
 /// of a reply.
 #[derive(Debug, Serialize)]

@@ -1,7 +1,7 @@
 //! Thin handlers: extract, call the engine, map the result.
 
 pub mod admin;
-mod bodies;
+pub(crate) mod bodies;
 pub mod contracts;
 pub mod conversations;
 pub mod health;

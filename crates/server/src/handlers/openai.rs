@@ -9,6 +9,7 @@
 //! validated value once the turn is done, or — for a plain request — the model's stream as it
 //! comes.
 
+use super::bodies::BridleExtension;
 use super::openai_stream;
 use crate::AppState;
 use crate::auth::Caller;
@@ -201,14 +202,26 @@ pub async fn completions(
         let chunks = chunks(&body, format!("chatcmpl-{}", outcome.turn_id), model);
         openai_stream::validated(&chunks, &content, outcome.usage)
     } else {
-        Json(completion(
+        let mut answer = completion(
             format!("chatcmpl-{}", outcome.turn_id),
             model,
             content,
             FinishReason::Stop,
             outcome.usage,
-        ))
-        .into_response()
+        );
+        let bridle = BridleExtension {
+            contract: contract.name(),
+            conversation_id: &conversation.id,
+            turn_id: &outcome.turn_id,
+            value: &outcome.value,
+            attempts: outcome.attempts,
+            repairs: &outcome.repairs,
+            fallback: outcome.fallback,
+        };
+        if let Ok(bridle) = serde_json::to_value(bridle) {
+            answer.extra.insert("bridle".into(), bridle);
+        }
+        Json(answer).into_response()
     };
     add_bridle_headers(&mut response, &outcome, contract.name(), &conversation.id);
     add_upstream_header(&mut response, &upstream);

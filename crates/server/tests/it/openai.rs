@@ -158,6 +158,12 @@ async fn an_unmet_contract_with_a_fallback_answers_with_it_as_a_completion() {
     let content: Value =
         serde_json::from_str(body["choices"][0]["message"]["content"].as_str().unwrap()).unwrap();
     assert_eq!(content["type"], "response", "{content}");
+    // The checked value rides along in the `bridle` object.
+    let bridle = &body["bridle"];
+    assert_eq!(bridle["value"], content, "{body}");
+    assert_eq!(bridle["fallback"], true, "{body}");
+    assert_eq!(bridle["contract"], "selfhelp-response", "{body}");
+    assert_eq!(bridle["attempts"], 3, "{body}");
     assert!(!body.to_string().contains("not json at all"), "{body}");
 }
 
