@@ -322,15 +322,17 @@ impl Engine {
     }
 
     /// Runs one turn over a chat the client sent whole (the OpenAI-compatible endpoint), under
-    /// `contract` — a named one or one made from the request's schema. The call is recorded as a
-    /// conversation of its own (context `{"source": "openai"}`), every attempt included, and
-    /// the safety policy applies as for any turn.
+    /// `contract` — a named one or one made from the request's schema — with `context` (string
+    /// facts such as `page` and `mode`, as a conversation of the native API has them). The call
+    /// is recorded as a conversation of its own (its context plus `"source": "openai"`), every
+    /// attempt included, and the safety policy applies as for any turn.
     pub async fn complete_chat(
         &self,
         user_id: &str,
         contract: &Contract,
         messages: &[ChatMessage],
         model: Option<&str>,
+        context: serde_json::Map<String, Value>,
     ) -> Result<(Conversation, TurnOutcome), EngineError> {
         let model = self.model(model)?;
         let user_message = messages
@@ -339,11 +341,22 @@ impl Engine {
             .find(|m| m.role == Role::User)
             .map(|m| m.content.clone())
             .ok_or_else(|| EngineError::BadContext("the chat has no user message".into()))?;
+        // The call's context (`page`, `mode`, … as strings), marked as the endpoint's; the
+        // application's prompt is in the messages, never in the context.
+        if context.contains_key("prompt") {
+            return Err(EngineError::BadContext(
+                "\"prompt\" is not a context key here: the prompt goes in the messages".into(),
+            ));
+        }
+        let mut context = context;
+        context.insert("source".into(), Value::String("openai".into()));
+        let context = Value::Object(context);
+        let (facts, _) = split_context(&context)?;
         // Stored with the user's message, in one transaction.
         let conversation = Conversation::start(&NewConversation {
             user_id: user_id.to_owned(),
             contract: contract.name().to_owned(),
-            context: serde_json::json!({"source": "openai"}),
+            context,
         });
         let input = TurnInput {
             store: self.store.as_ref(),
@@ -354,7 +367,7 @@ impl Engine {
             conversation: &conversation,
             new_conversation: true,
             app_prompt: None,
-            context: &Context::new(),
+            context: &facts,
             user_message: &user_message,
             given_messages: Some(messages),
             metrics: &self.metrics,

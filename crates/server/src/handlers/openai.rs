@@ -27,7 +27,7 @@ use bridle_wire::openai::{
     ResponseFormatKind,
 };
 use serde::{Deserialize, Deserializer};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 use std::sync::Arc;
 
 /// The header naming a contract.
@@ -188,9 +188,10 @@ pub async fn completions(
         add_upstream_header(&mut response, &upstream);
         return Ok(response);
     };
+    let context = call_context(&headers, &body, state.settings.max_context_bytes)?;
     let (conversation, outcome) = state
         .engine
-        .complete_chat(&caller.user_id, &contract, &chat, model_name)
+        .complete_chat(&caller.user_id, &contract, &chat, model_name, context)
         .await
         .map_err(ApiError::from_enforced)?;
     let model = model_name.map_or_else(
@@ -226,6 +227,46 @@ pub async fn completions(
     add_bridle_headers(&mut response, &outcome, contract.name(), &conversation.id);
     add_upstream_header(&mut response, &upstream);
     Ok(response)
+}
+
+/// An enforced call's context: the request's `metadata`, with the JSON object of the
+/// `x-bridle-context` header over it (`{"page": "tables_list", "mode": "discovery"}`) — the
+/// facts a conversation of the native API has. Values are strings; together at most
+/// `max_bytes` of JSON (422 beyond, like a conversation's context).
+fn call_context(
+    headers: &HeaderMap,
+    body: &CompletionBody,
+    max_bytes: usize,
+) -> Result<Map<String, Value>, ApiError> {
+    let mut context: Map<String, Value> = body
+        .request
+        .metadata
+        .iter()
+        .flatten()
+        .map(|(key, value)| (key.clone(), Value::String(value.clone())))
+        .collect();
+    if let Some(header) = headers.get("x-bridle-context") {
+        let refused = || {
+            ApiError::BadRequest(
+                "x-bridle-context must be a JSON object whose values are strings".into(),
+            )
+        };
+        let text = header.to_str().map_err(|_| refused())?;
+        let Ok(Value::Object(given)) = serde_json::from_str::<Value>(text) else {
+            return Err(refused());
+        };
+        if !given.values().all(Value::is_string) {
+            return Err(refused());
+        }
+        context.extend(given);
+    }
+    let bytes = serde_json::to_vec(&context).map_or(usize::MAX, |v| v.len());
+    if bytes > max_bytes {
+        return Err(ApiError::Unprocessable(format!(
+            "the context takes {bytes} bytes as JSON; the limit is {max_bytes}"
+        )));
+    }
+    Ok(context)
 }
 
 /// The upstream model's name for the configured model `name` (the default model when the

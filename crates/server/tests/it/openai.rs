@@ -167,6 +167,100 @@ async fn an_unmet_contract_with_a_fallback_answers_with_it_as_a_completion() {
     assert!(!body.to_string().contains("not json at all"), "{body}");
 }
 
+/// An enforced call of `question-cards` against a mock that answers with lettered options,
+/// with `headers` added; the answer's status and body.
+async fn cards_call(h: &Harness, headers: &[(&str, &str)], extra: Value) -> (StatusCode, Value) {
+    let mut request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/v1/chat/completions")
+        .header("authorization", format!("Bearer {ADA}"))
+        .header("content-type", "application/json")
+        .header("x-bridle-contract", "question-cards");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let body = hi(extra).to_string();
+    let response = h
+        .respond(request.body(axum::body::Body::from(body)).unwrap())
+        .await;
+    let status = response.status();
+    let bytes = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test]
+async fn an_enforced_call_gets_its_context_from_the_header_and_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    let options =
+        json!({"reply": "Which part of the day is hardest?\nA) Mornings\nB) Evenings\nC) Nights"});
+    let turns: Vec<Value> = (0..4).map(|_| json!({"attempts": [options]})).collect();
+    std::fs::write(&script, json!({"turns": turns}).to_string()).unwrap();
+    let h = Harness::with_config(&format!(
+        "[providers.mock]\nkind = \"mock\"\nscript = {:?}\n",
+        script.display().to_string()
+    ))
+    .await;
+    // Without a context the reply is plain text; in discovery mode its options are a card —
+    // given by the header, or by the request's metadata.
+    let (status, plain) = cards_call(&h, &[], json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{plain}");
+    assert!(
+        plain["bridle"]["value"]["question_cards"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{plain}"
+    );
+    let discovery = [(
+        "x-bridle-context",
+        r#"{"mode": "discovery", "page": "home"}"#,
+    )];
+    let (status, by_header) = cards_call(&h, &discovery, json!({})).await;
+    assert_eq!(status, StatusCode::OK, "{by_header}");
+    let cards = by_header["bridle"]["value"]["question_cards"]
+        .as_array()
+        .unwrap();
+    assert_eq!(cards.len(), 1, "{by_header}");
+    let (status, by_metadata) =
+        cards_call(&h, &[], json!({"metadata": {"mode": "discovery"}})).await;
+    assert_eq!(status, StatusCode::OK, "{by_metadata}");
+    assert_eq!(
+        by_metadata["bridle"]["value"]["question_cards"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    // The context is recorded with the call's conversation.
+    let id = by_header["bridle"]["conversation_id"].as_str().unwrap();
+    let (_, stored) = h
+        .call(
+            "GET",
+            &format!("/admin/v1/conversations/{id}"),
+            Some(crate::api::ADMIN),
+            None,
+        )
+        .await;
+    assert_eq!(
+        stored["conversation"]["context"],
+        json!({"mode": "discovery", "page": "home", "source": "openai"}),
+        "{stored}"
+    );
+    // A header that is not an object of strings is refused, naming the header.
+    for bad in [
+        r#"["discovery"]"#,
+        r#"{"mode": 1}"#,
+        "not json",
+        r#"{"prompt": "x"}"#,
+    ] {
+        let (status, body) = cards_call(&h, &[("x-bridle-context", bad)], json!({})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+}
+
 #[tokio::test]
 async fn bad_requests_are_400_with_a_message_naming_the_fault() {
     let h = Harness::new().await;
