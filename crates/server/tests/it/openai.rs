@@ -107,22 +107,10 @@ async fn an_unknown_model_is_404_model_not_found_never_another_model() {
 #[tokio::test]
 async fn the_completion_names_the_configured_model_and_the_upstream_one_in_a_header() {
     let h = Harness::new().await;
-    let request = axum::http::Request::builder()
-        .method("POST")
-        .uri("/v1/chat/completions")
-        .header("authorization", format!("Bearer {ADA}"))
-        .header("content-type", "application/json")
-        .body(axum::body::Body::from(hi(json!({})).to_string()))
-        .unwrap();
-    let response = h.respond(request).await;
-    assert_eq!(response.status(), StatusCode::OK);
+    let (status, headers, body) = complete(&h, &[], hi(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
     // The built-in mock model is configured as `mock`; its provider calls it `bridle-mock`.
-    assert_eq!(response.headers()["x-bridle-upstream-model"], "bridle-mock");
-    let bytes = http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(headers["x-bridle-upstream-model"], "bridle-mock");
     assert_eq!(body["model"], "mock", "{body}");
 }
 
@@ -139,22 +127,10 @@ async fn an_unmet_contract_with_a_fallback_answers_with_it_as_a_completion() {
         script.display().to_string()
     ))
     .await;
-    let request = axum::http::Request::builder()
-        .method("POST")
-        .uri("/v1/chat/completions")
-        .header("authorization", format!("Bearer {ADA}"))
-        .header("content-type", "application/json")
-        .header("x-bridle-contract", "selfhelp-response")
-        .body(axum::body::Body::from(hi(json!({})).to_string()))
-        .unwrap();
-    let response = h.respond(request).await;
-    assert_eq!(response.status(), StatusCode::OK);
-    assert_eq!(response.headers()["x-bridle-fallback"], "true");
-    let bytes = http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .unwrap()
-        .to_bytes();
-    let body: Value = serde_json::from_slice(&bytes).unwrap();
+    let contract = [("x-bridle-contract", "selfhelp-response")];
+    let (status, headers, body) = complete(&h, &contract, hi(json!({}))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(headers["x-bridle-fallback"], "true");
     let content: Value =
         serde_json::from_str(body["choices"][0]["message"]["content"].as_str().unwrap()).unwrap();
     assert_eq!(content["type"], "response", "{content}");
@@ -167,28 +143,43 @@ async fn an_unmet_contract_with_a_fallback_answers_with_it_as_a_completion() {
     assert!(!body.to_string().contains("not json at all"), "{body}");
 }
 
-/// An enforced call of `question-cards` against a mock that answers with lettered options,
-/// with `headers` added; the answer's status and body.
-async fn cards_call(h: &Harness, headers: &[(&str, &str)], extra: Value) -> (StatusCode, Value) {
+/// `POST /v1/chat/completions` of `body` with `headers` added (ADA's key); the answer's status,
+/// headers and JSON body.
+async fn complete(
+    h: &Harness,
+    headers: &[(&str, &str)],
+    body: Value,
+) -> (StatusCode, axum::http::HeaderMap, Value) {
     let mut request = axum::http::Request::builder()
         .method("POST")
         .uri("/v1/chat/completions")
         .header("authorization", format!("Bearer {ADA}"))
-        .header("content-type", "application/json")
-        .header("x-bridle-contract", "question-cards");
+        .header("content-type", "application/json");
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    let body = hi(extra).to_string();
-    let response = h
-        .respond(request.body(axum::body::Body::from(body)).unwrap())
-        .await;
-    let status = response.status();
-    let bytes = http_body_util::BodyExt::collect(response.into_body())
+    let request = request
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let response = h.respond(request).await;
+    let (parts, body) = response.into_parts();
+    let bytes = http_body_util::BodyExt::collect(body)
         .await
         .unwrap()
         .to_bytes();
-    (status, serde_json::from_slice(&bytes).unwrap())
+    (
+        parts.status,
+        parts.headers,
+        serde_json::from_slice(&bytes).unwrap(),
+    )
+}
+
+/// An enforced call of `question-cards` with `headers` added and `extra` in the body.
+async fn cards_call(h: &Harness, headers: &[(&str, &str)], extra: Value) -> (StatusCode, Value) {
+    let mut with_contract = vec![("x-bridle-contract", "question-cards")];
+    with_contract.extend_from_slice(headers);
+    let (status, _, body) = complete(h, &with_contract, hi(extra)).await;
+    (status, body)
 }
 
 #[tokio::test]
