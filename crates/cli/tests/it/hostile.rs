@@ -1,7 +1,8 @@
 //! The denial-of-service findings of the audit (issue 28), replayed against the real binary
 //! over loopback — `BRIDLE_TEST_BIN=target/release/bridle` runs them against a release build:
 //! thousands of junk methods and paths must leave `/metrics` small, and HTTP/2 prior-knowledge
-//! connections must be refused without holding connection slots.
+//! connections must be refused without holding connection slots. And the OpenAI endpoint's
+//! inputs of issue 30: an oversized `x-bridle-context` or model name gets a short refusal.
 
 use crate::serve_in;
 use std::io::{Read, Write};
@@ -143,4 +144,58 @@ fn http2_prior_knowledge_is_refused_and_idle_h2_connections_hold_no_slot() {
         let said = String::from_utf8_lossy(&out.stdout);
         assert!(!said.starts_with("2 "), "served over HTTP/2: {said}");
     }
+}
+
+/// `POST /v1/chat/completions` of `body` with `extra_headers` (raw header lines) as the user
+/// `KEY`: the status code and the body.
+fn complete(address: &str, extra_headers: &str, body: &str) -> (u16, String) {
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\
+         Authorization: Bearer {USER_KEY}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n{extra_headers}\r\n{body}",
+        body.len()
+    );
+    let text = String::from_utf8_lossy(&exchange(address, request.as_bytes())).into_owned();
+    let status = text.get(9..12).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_owned();
+    (status, body)
+}
+
+const USER_KEY: &str = "hostile-user-key-0000000000";
+
+#[test]
+fn oversized_context_headers_and_model_names_are_refused_briefly() {
+    let dir = tempfile::tempdir().unwrap();
+    let users = format!("eve:{USER_KEY}");
+    let (_server, url) = serve_in(dir.path(), &[("BRIDLE_USER_KEYS", users.as_str())]);
+    let address = address(&url);
+    let chat = r#""messages": [{"role": "user", "content": "hi"}]"#;
+    let enforced =
+        format!(r#"{{"model": "mock", "response_format": {{"type": "json_object"}}, {chat}}}"#);
+    // A context past max_context_bytes (64 KiB of JSON) in the header: 422, nothing run.
+    let huge = format!(r#"{{"page": "{}"}}"#, "p".repeat(70 * 1024));
+    let (status, body) = complete(
+        &address,
+        &format!("x-bridle-context: {huge}\r\n"),
+        &enforced,
+    );
+    assert_eq!(status, 422, "{body}");
+    assert!(
+        body.len() < 1024,
+        "the refusal stays short: {} bytes",
+        body.len()
+    );
+    // A model name of 100,000 characters: 404, echoing at most 100 of them.
+    let name = "m".repeat(100_000);
+    let (status, body) = complete(&address, "", &format!(r#"{{"model": "{name}", {chat}}}"#));
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("model_not_found"), "{body}");
+    assert!(
+        body.len() < 1024,
+        "the refusal stays short: {} bytes",
+        body.len()
+    );
 }
