@@ -62,10 +62,10 @@ pub use generate::{
 pub use log::{Answer, LoggedRequest, StreamEnd};
 pub use model::MockModel;
 pub use request::{
-    FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat,
-    ReplyInfo, Role, StopReason, Usage,
+    CallMade, FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool,
+    ReplyFormat, ReplyInfo, Role, StopReason, Usage,
 };
-pub use script::{Script, ScriptError, ScriptTurn, Step};
+pub use script::{Script, ScriptCall, ScriptError, ScriptTurn, Step};
 #[cfg(feature = "http")]
 pub use server::{MockServer, app, serve};
 pub use settings::{MockSettings, RawMockSettings};

@@ -1,7 +1,10 @@
 //! [`MockRequest`] and [`MockReply`]: the provider-neutral chat request the mock model answers
 //! and its typed answer, shared by the HTTP front ends (OpenAI, Anthropic) and in-process
 //! callers; plus [`Conversation`], the facts the model reads from a request (system text, the
-//! turn's user message, Bridle's retry feedback, and from them the attempt number).
+//! turn's user message, Bridle's retry feedback, the tool results since it, and from them the
+//! attempt number). Tools are typed too: the offered ones ([`MockTool`]), a forced call
+//! ([`ReplyFormat::Call`]), the calls an assistant message made ([`CallMade`]) and the `tool`
+//! messages answering them ([`MockMessage::tool_result`]).
 
 use crate::faults::Fault;
 use serde::{Deserialize, Serialize};
@@ -17,27 +20,69 @@ pub const FEEDBACK_PREFIX: &str = "Your previous reply did not meet the contract
 pub enum Role {
     /// Instructions.
     System,
-    /// The user (or Bridle's retry feedback, or a tool result).
+    /// The user (or Bridle's retry feedback).
     User,
-    /// The model.
+    /// The model (its text, and the tools it called: [`MockMessage::calls`]).
     Assistant,
+    /// The result of a tool call (OpenAI `role: "tool"`, an Anthropic `tool_result` block),
+    /// answering the call [`MockMessage::call_id`].
+    Tool,
 }
 
-/// One message of a chat, as text.
+/// A call of a tool with its id: one the model made earlier in the conversation, as the client
+/// sends it back (an assistant message's OpenAI `tool_calls` entry or Anthropic `tool_use`
+/// block), or one the mock server answered with (its request log).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallMade {
+    /// The call's id (`call_…`, `toolu_…`), which the tool result names.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments (JSON text that is not JSON is kept as a JSON string).
+    pub arguments: Value,
+}
+
+/// One message of a chat: its text, and the calls of an assistant message or the call a tool
+/// result answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MockMessage {
     /// Author.
     pub role: Role,
-    /// Text (several parts joined by newlines).
+    /// Text (several parts joined by newlines); a tool message's result.
     pub content: String,
+    /// An assistant message's calls of tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallMade>,
+    /// A tool message: the id of the call it answers (`None` when the client sent none, as
+    /// OpenAI's legacy `function` role does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 impl MockMessage {
-    /// A message of `role` with `content`.
+    /// A message of `role` with `content` (no calls).
     pub fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
             role,
             content: content.into(),
+            calls: Vec::new(),
+            call_id: None,
+        }
+    }
+
+    /// An assistant message with `content` (may be empty) that called `calls`.
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<CallMade>) -> Self {
+        Self {
+            calls,
+            ..Self::new(Role::Assistant, content)
+        }
+    }
+
+    /// The result `content` of the call `call_id` (a tool message).
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            call_id: Some(call_id.into()),
+            ..Self::new(Role::Tool, content)
         }
     }
 
@@ -54,7 +99,8 @@ impl MockMessage {
     /// retry loops use (Pydantic's "1 validation error for …", as Instructor sends it back).
     /// Read as feedback only right after a reply of the model.
     pub fn is_validation_report(&self) -> bool {
-        self.role == Role::User && self.content.to_lowercase().contains("validation error")
+        matches!(self.role, Role::User | Role::Tool)
+            && self.content.to_lowercase().contains("validation error")
     }
 }
 
@@ -72,17 +118,33 @@ pub enum ReplyFormat {
         /// The schema.
         schema: Value,
     },
-    /// A forced tool call (Anthropic `tool_choice: {"type": "tool"}`): the reply is its input.
+    /// A forced tool call whose input is the reply: Bridle's structured output through a tool
+    /// (Anthropic `tool_choice: {"type": "tool"}`). The reply is the tool's input — the named
+    /// contract's value, faults included. When the system prompt names a contract whose schema
+    /// is not the tool's, the request is no such trick: the model calls the tool as
+    /// [`ReplyFormat::Call`] does, with arguments from the tool's schema.
     Tool {
         /// Tool name.
         name: String,
         /// The tool's `input_schema`.
         schema: Value,
     },
+    /// A call of an offered tool is forced: OpenAI `tool_choice: {"type": "function", …}`
+    /// (`name`) or `"required"` (no name: the first offered tool), Anthropic `{"type": "any"}`.
+    /// The reply is a call ([`MockReply::Text`] with `calls`, no text) whose arguments are
+    /// generated from the tool's `parameters` schema (structural content faults apply). A name
+    /// the request's tools do not have gets an HTTP 400 answer.
+    Call {
+        /// The tool to call; `None`: the first of [`MockRequest::tools`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
 }
 
-/// A function tool the request offers the model without forcing it (OpenAI `tools`,
-/// Anthropic `tools` without a forced `tool_choice`).
+/// A function tool the request offers the model (OpenAI `tools`, Anthropic `tools`). With
+/// `tool_choice: "none"` the front ends offer none. The model calls one on its own only when
+/// a script step asks ([`crate::Step::Call`]) or, in a question-card mode, `present_question`;
+/// [`ReplyFormat::Call`] forces a call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MockTool {
     /// The function's name.
@@ -113,8 +175,9 @@ pub struct MockRequest {
     /// Whether the answer is streamed (only [`Fault::BrokenStream`] cares).
     #[serde(default)]
     pub stream: bool,
-    /// Function tools the model may call. The mock calls `present_question` when a contract
-    /// with question cards is in a card mode; it calls no other tool.
+    /// Function tools the model may call. Unforced, the mock calls `present_question` when a
+    /// contract with question cards is in a card mode, and a tool a script step names; it
+    /// calls no other tool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<MockTool>,
 }
@@ -217,14 +280,15 @@ pub enum MockReply {
     },
     /// An HTTP error instead of an answer.
     Http {
-        /// 500 or 429.
+        /// 500 or 429 for a fault; 400 for a request the mock cannot answer as asked (a forced
+        /// tool, or one a script step calls, that the request does not offer).
         status: u16,
         /// `Retry-After` in seconds.
         retry_after: Option<u64>,
         /// Error message for the body.
         message: String,
-        /// The transport fault.
-        fault: Fault,
+        /// The transport fault; `None` for a 400.
+        fault: Option<Fault>,
         /// Id, attempt, delay.
         info: ReplyInfo,
     },
@@ -271,10 +335,31 @@ impl MockReply {
     pub fn fault(&self) -> Option<Fault> {
         match self {
             Self::Text { fault, .. } | Self::ToolCall { fault, .. } => *fault,
-            Self::Http { fault, .. } => Some(*fault),
+            Self::Http { fault, .. } => *fault,
             Self::BrokenStream { .. } => Some(Fault::BrokenStream),
             Self::Reset { .. } => Some(Fault::Reset),
             Self::Corrupt { fault, .. } => Some(*fault),
+        }
+    }
+
+    /// The calls of tools the answer makes (a forced tool's input as a call of it), with the
+    /// ids `id_of(index)` gives the `index`th of them.
+    pub fn calls(&self, id_of: impl Fn(usize) -> String) -> Vec<CallMade> {
+        let made = |(index, (name, arguments)): (usize, (&String, &Value))| CallMade {
+            id: id_of(index),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        };
+        match self {
+            Self::Text { calls, .. } => calls
+                .iter()
+                .map(|c| (&c.name, &c.arguments))
+                .enumerate()
+                .map(made)
+                .collect(),
+            Self::ToolCall { name, input, .. } => vec![made((0, (name, input)))],
+            Self::Corrupt { reply, .. } => reply.calls(id_of),
+            _ => Vec::new(),
         }
     }
 
@@ -303,6 +388,8 @@ pub(crate) struct Conversation<'r> {
     pub feedback: Vec<&'r str>,
     /// How many of them are another loop's validation reports.
     pub reports: usize,
+    /// Tool results since the turn's user message (each a round of call → result → answer).
+    pub rounds: u64,
     /// Characters of every message.
     pub chars: usize,
 }
@@ -316,11 +403,17 @@ impl<'r> Conversation<'r> {
             user_turns: 0,
             feedback: Vec::new(),
             reports: 0,
+            rounds: 0,
             chars: 0,
         };
         let mut after_reply = false;
         for message in &request.messages {
-            talk.chars += message.content.chars().count();
+            talk.chars += message.content.chars().count()
+                + message
+                    .calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len())
+                    .sum::<usize>();
             let follows_reply =
                 std::mem::replace(&mut after_reply, message.role == Role::Assistant);
             match message.role {
@@ -331,7 +424,7 @@ impl<'r> Conversation<'r> {
                     talk.system.push_str(&message.content);
                 }
                 Role::User if message.is_feedback() => talk.feedback.push(&message.content),
-                Role::User if follows_reply && message.is_validation_report() => {
+                Role::User | Role::Tool if follows_reply && message.is_validation_report() => {
                     talk.feedback.push(&message.content);
                     talk.reports += 1;
                 }
@@ -341,7 +434,9 @@ impl<'r> Conversation<'r> {
                     }
                     talk.turn_user = &message.content;
                     talk.user_turns += 1;
+                    talk.rounds = 0;
                 }
+                Role::Tool => talk.rounds += 1,
                 Role::Assistant => {}
             }
         }
@@ -359,6 +454,15 @@ impl<'r> Conversation<'r> {
     /// how many turns came before.
     pub(crate) fn turn_key(&self) -> u64 {
         mix(&[fnv(self.first_user), fnv(self.turn_user), self.user_turns])
+    }
+
+    /// Identifies the request's round within its turn: the turn, and the tool results since
+    /// its user message (the turn's own key when there are none).
+    pub(crate) fn round_key(&self) -> u64 {
+        match self.rounds {
+            0 => self.turn_key(),
+            rounds => mix(&[self.turn_key(), rounds]),
+        }
     }
 
     /// The name of the contract Bridle's instructions name, if any.
