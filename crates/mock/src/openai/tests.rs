@@ -218,6 +218,157 @@ fn deltas_follow_the_piece_size_or_the_scripted_pieces() {
     assert_eq!(body["choices"][0]["message"]["content"], "Let me ask.");
 }
 
+fn with_choice(choice: Value) -> Result<Call, String> {
+    parse(&json!({
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}},
+                  {"type": "function", "function": {"name": "get_time"}}],
+        "response_format": {"type": "json_object"},
+        "tool_choice": choice
+    }))
+}
+
+#[test]
+fn tool_choices_force_a_call_or_leave_it_to_the_model() {
+    let named = json!({"type": "function", "function": {"name": "get_time"}});
+    let cases = [
+        (
+            named,
+            ReplyFormat::Call {
+                name: Some("get_time".into()),
+            },
+            2,
+        ),
+        (json!("required"), ReplyFormat::Call { name: None }, 2),
+        (json!("auto"), ReplyFormat::JsonObject, 2),
+        (Value::Null, ReplyFormat::JsonObject, 2),
+        (json!("none"), ReplyFormat::JsonObject, 0),
+    ];
+    for (choice, format, tools) in cases {
+        let call = with_choice(choice.clone()).unwrap();
+        assert_eq!(call.request.format, format, "{choice}");
+        assert_eq!(call.request.tools.len(), tools, "{choice}");
+    }
+    assert_eq!(call_of(false).request.tools[0].parameters["type"], "object");
+    let refused = [
+        (
+            json!({"type": "function", "function": {"name": "get_stock"}}),
+            "no function named \"get_stock\" is among 'tools'",
+        ),
+        (
+            json!({"type": "function"}),
+            "tool_choice.function.name is required",
+        ),
+        (
+            json!({"type": "custom", "custom": {"name": "x"}}),
+            "function tools only",
+        ),
+        (json!("sometimes"), "\"sometimes\""),
+    ];
+    for (choice, message) in refused {
+        let error = with_choice(choice.clone()).err().unwrap();
+        assert!(error.contains(message), "{choice}: {error}");
+    }
+    let no_tools = parse(
+        &json!({"model": "m", "messages": [{"role": "user", "content": "x"}],
+                                 "tool_choice": "required"}),
+    );
+    assert!(
+        no_tools
+            .err()
+            .unwrap()
+            .contains("only allowed when 'tools' are specified")
+    );
+}
+
+#[test]
+fn assistant_calls_and_tool_messages_are_read_as_typed_calls_and_results() {
+    let call = parse(&json!({
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "Weather in Oslo?"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Oslo\"}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": "not json"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "4 degrees"},
+            {"role": "tool", "tool_call_id": "call_2", "content": [{"type": "text", "text": "noon"}]}
+        ]
+    }))
+    .unwrap();
+    let messages = &call.request.messages;
+    assert_eq!(messages[1].role, Role::Assistant);
+    assert_eq!(
+        messages[1].calls,
+        [
+            CallMade {
+                id: "call_1".into(),
+                name: "get_weather".into(),
+                arguments: json!({"city": "Oslo"}),
+            },
+            CallMade {
+                id: "call_2".into(),
+                name: "get_time".into(),
+                arguments: json!("not json"),
+            },
+        ]
+    );
+    assert_eq!(messages[2], MockMessage::tool_result("call_1", "4 degrees"));
+    assert_eq!(messages[3], MockMessage::tool_result("call_2", "noon"));
+}
+
+#[test]
+fn a_call_without_text_has_null_content_and_a_broken_one_stops_inside_its_arguments() {
+    let info = crate::request::ReplyInfo {
+        id: "abc".into(),
+        attempt: 1,
+        delay: std::time::Duration::ZERO,
+        target: None,
+    };
+    let arguments = json!({"city": "Oslo", "unit": "celsius"});
+    let reply = MockReply::Text {
+        content: String::new(),
+        calls: vec![MockCall {
+            name: "get_weather".into(),
+            arguments: arguments.clone(),
+        }],
+        usage: Usage::default(),
+        stop: StopReason::End,
+        fault: None,
+        pieces: None,
+        info: info.clone(),
+    };
+    let Rendered::Json { body, .. } = render(&reply, &call_of(false), 6) else {
+        panic!("not JSON")
+    };
+    let message = &body["choices"][0]["message"];
+    assert_eq!(message["content"], Value::Null);
+    assert_eq!(message["tool_calls"][0]["id"], "call_mock_abc_0");
+    assert_eq!(body["choices"][0]["finish_reason"], "tool_calls");
+
+    let broken = MockReply::BrokenStream {
+        content: arguments.to_string(),
+        tool: Some("get_weather".into()),
+        usage: Usage::default(),
+        info,
+    };
+    let Rendered::Events { frames, broken } = render(&broken, &call_of(true), 4) else {
+        panic!("not events")
+    };
+    assert!(broken);
+    let (content, pieces) = streamed(&frames);
+    assert!(content.is_empty());
+    let sent = pieces.concat();
+    assert!(!sent.is_empty() && arguments.to_string().starts_with(&sent));
+    assert!(sent.len() < arguments.to_string().len());
+    assert!(
+        frames
+            .iter()
+            .all(|f| !f.contains("finish_reason\":\"") && !f.contains("[DONE]"))
+    );
+}
+
 mod wire_tests {
     use super::super::*;
     use super::{call_of, call_reply};
