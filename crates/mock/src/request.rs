@@ -549,6 +549,49 @@ mod tests {
     }
 
     #[test]
+    fn tool_results_are_rounds_of_the_turn_and_a_report_in_one_is_feedback() {
+        let call = || {
+            MockMessage::assistant_calls(
+                "",
+                vec![CallMade {
+                    id: "call_1".into(),
+                    name: "f".into(),
+                    arguments: serde_json::json!({}),
+                }],
+            )
+        };
+        let base = request(&[(Role::System, "s"), (Role::User, "hello")]);
+        let mut after = base.clone();
+        after.messages.push(call());
+        after
+            .messages
+            .push(MockMessage::tool_result("call_1", "42"));
+        let mut report = base.clone();
+        report.messages.push(call());
+        report.messages.push(MockMessage::tool_result(
+            "call_1",
+            "1 validation error for F\nx\n  Field required",
+        ));
+        let (a, b, c) = (
+            Conversation::read(&base),
+            Conversation::read(&after),
+            Conversation::read(&report),
+        );
+        // A result: the same turn, a round further, not a retry.
+        assert_eq!((b.turn_key(), b.rounds, b.attempt()), (a.turn_key(), 1, 1));
+        assert_ne!(b.round_key(), a.round_key());
+        assert_eq!(a.round_key(), a.turn_key());
+        // A report in a tool message right after the call: feedback (Instructor's tool mode).
+        assert_eq!((c.rounds, c.attempt(), c.reports), (0, 2, 1));
+        // A new user message starts a new turn with no rounds.
+        let mut next = after.clone();
+        next.messages.push(MockMessage::new(Role::User, "and now?"));
+        let d = Conversation::read(&next);
+        assert_eq!((d.rounds, d.user_turns), (0, 2));
+        assert!(b.chars > a.chars, "calls count towards the prompt");
+    }
+
+    #[test]
     fn contract_and_schema_are_read_from_the_system_prompt() {
         let prompt = "Reply with a single JSON value that meets the contract \"ticket\" (version 1.0.0).\n\
                       Output only the JSON.\n\nJSON Schema (draft-07) of the reply:\n{\"type\":\"object\"}\n";
