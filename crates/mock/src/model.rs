@@ -181,38 +181,13 @@ impl MockModel {
             Some(Plan::Literal { pieces, .. }) => pieces.clone(),
             _ => None,
         };
-        let target = match self.forced_call(request, talk) {
-            Ok(Some(tool)) => Some(self.call_target(&tool)),
-            Ok(None) => self.target(request, talk),
+        let target = match self.reply_target(request, talk) {
+            Ok(target) => target,
             Err(message) => return calls::refused(message, info),
         };
         let forced = target.as_ref().is_some_and(|t| t.forced);
-        let (content, value, fault, stop) = match &target {
-            None => {
-                let mut rng = StdRng::seed_from_u64(mix(&[self.config.seed, turn, TEXT]));
-                let text = match scripted {
-                    Some(Plan::Literal { text, .. }) => text,
-                    _ => words::paragraph(&mut rng),
-                };
-                (text, None, None, StopReason::End)
-            }
-            Some(target) => {
-                let generated = self.generate(target, request, turn, 0);
-                let plan = match scripted {
-                    Some(plan) => plan,
-                    None => self.content_plan(talk, turn, &generated, target),
-                };
-                // Another loop's retry after a validation report on a valid-to-the-mock reply
-                // (a rule it was never told): a model trying again writes a new reply, and so
-                // does the mock — a fresh value for this attempt.
-                let generated = if plan == Plan::Valid && talk.reports > 0 {
-                    self.generate(target, request, turn, u64::from(talk.attempt()))
-                } else {
-                    generated
-                };
-                self.realise(plan, &generated, target, turn, &mut info)
-            }
-        };
+        let (content, value, fault, stop) =
+            self.content(request, talk, turn, target.as_ref(), scripted, &mut info);
         let schema_chars = match &request.format {
             ReplyFormat::JsonSchema { schema } | ReplyFormat::Tool { schema, .. } => {
                 schema.to_string().len()
@@ -281,6 +256,45 @@ impl MockModel {
                 pieces,
                 info,
             },
+        }
+    }
+
+    /// The reply's content, its value, fault and stop reason: conversation (scripted or drawn)
+    /// when nothing is to be met, else `target`'s value as the plan — scripted or drawn — says.
+    fn content(
+        &self,
+        request: &MockRequest,
+        talk: &Conversation<'_>,
+        turn: u64,
+        target: Option<&Target>,
+        scripted: Option<Plan>,
+        info: &mut ReplyInfo,
+    ) -> (String, Option<Value>, Option<Fault>, StopReason) {
+        match target {
+            None => {
+                let mut rng = StdRng::seed_from_u64(mix(&[self.config.seed, turn, TEXT]));
+                let text = match scripted {
+                    Some(Plan::Literal { text, .. }) => text,
+                    _ => words::paragraph(&mut rng),
+                };
+                (text, None, None, StopReason::End)
+            }
+            Some(target) => {
+                let generated = self.generate(target, request, turn, 0);
+                let plan = match scripted {
+                    Some(plan) => plan,
+                    None => self.content_plan(talk, turn, &generated, target),
+                };
+                // Another loop's retry after a validation report on a valid-to-the-mock reply
+                // (a rule it was never told): a model trying again writes a new reply, and so
+                // does the mock — a fresh value for this attempt.
+                let generated = if plan == Plan::Valid && talk.reports > 0 {
+                    self.generate(target, request, turn, u64::from(talk.attempt()))
+                } else {
+                    generated
+                };
+                self.realise(plan, &generated, target, turn, info)
+            }
         }
     }
 

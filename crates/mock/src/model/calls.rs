@@ -21,7 +21,7 @@ const MAX_NAME_CHARS: usize = 100;
 impl MockModel {
     /// The tool the request forces the model to call, if any; the error is the message of a
     /// 400 (the forced tool is not offered).
-    pub(super) fn forced_call(
+    fn forced_call(
         &self,
         request: &MockRequest,
         talk: &Conversation<'_>,
@@ -53,9 +53,22 @@ impl MockModel {
         }
     }
 
+    /// What the reply must meet: a forced call's arguments, else what [`MockModel::target`]
+    /// finds; the error is the message of a 400 (the forced tool is not offered).
+    pub(super) fn reply_target(
+        &self,
+        request: &MockRequest,
+        talk: &Conversation<'_>,
+    ) -> Result<Option<Target>, String> {
+        Ok(match self.forced_call(request, talk)? {
+            Some(tool) => Some(self.call_target(&tool)),
+            None => self.target(request, talk),
+        })
+    }
+
     /// What a call of `tool` must meet: its parameters' schema (an object with no properties
     /// when it has none).
-    pub(super) fn call_target(&self, tool: &MockTool) -> Target {
+    fn call_target(&self, tool: &MockTool) -> Target {
         let schema = match &tool.parameters {
             Value::Null => json!({"type": "object", "properties": {}}),
             schema => schema.clone(),
