@@ -12,7 +12,7 @@
 
 use crate::request::{
     CallMade, MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role,
-    StopReason, Usage,
+    StopReason, Usage, quoted,
 };
 use crate::server::{Call, Rendered, unix_time};
 use crate::stream::{deltas, pieces};
@@ -111,7 +111,8 @@ fn forced(
         ),
         Some(ToolChoice::Mode(ToolChoiceMode::Required)) => Ok(Some(ReplyFormat::Call { name: None })),
         Some(ToolChoice::Mode(ToolChoiceMode::Other(other))) => Err(format!(
-            "Invalid value for 'tool_choice': {other:?} (expected \"none\", \"auto\", \"required\" or a named function)"
+            "Invalid value for 'tool_choice': {} (expected \"none\", \"auto\", \"required\" or a named function)",
+            quoted(other)
         )),
         Some(ToolChoice::Named(named)) => {
             let name = match (&named.kind, &named.function) {
@@ -128,7 +129,8 @@ fn forced(
             };
             if !tools.iter().any(|t| t.name == *name) {
                 return Err(format!(
-                    "Invalid value for 'tool_choice': no function named {name:?} is among 'tools'"
+                    "Invalid value for 'tool_choice': no function named {} is among 'tools'",
+                    quoted(name)
                 ));
             }
             Ok(Some(ReplyFormat::Call {
@@ -266,25 +268,19 @@ fn tools(request: &ChatCompletionRequest) -> Result<Vec<MockTool>, String> {
         .collect()
 }
 
-/// The id of a reply's `index`th call.
-fn call_id(id: &str, index: usize) -> String {
-    format!("call_mock_{id}_{index}")
-}
-
 /// The calls `reply` makes, with the ids of their `tool_calls` entries (for the request log).
 pub(crate) fn calls_made(reply: &MockReply) -> Vec<CallMade> {
-    let id = &reply.info().id;
     match reply {
         // Written as content, not as a call (a forced tool's input is Anthropic's form).
         MockReply::ToolCall { .. } => Vec::new(),
-        _ => reply.calls(|i| call_id(id, i)),
+        _ => reply.calls(|i| reply.info().call_id(i)),
     }
 }
 
 /// A call as a message's `tool_calls` entry (`arguments` as JSON text).
-fn tool_call(id: &str, index: usize, call: &MockCall) -> ToolCall {
+fn tool_call(id: String, call: &MockCall) -> ToolCall {
     ToolCall {
-        id: call_id(id, index),
+        id,
         kind: ToolKind::Function,
         function: Some(FunctionCall {
             name: call.name.clone(),
@@ -415,7 +411,6 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
             None,
         ),
     };
-    let reply_id = reply.info().id.as_str();
     let created = unix_time();
     if !call.request.stream {
         let mut message = ChatMessage::new(wire::Role::Assistant, content.clone());
@@ -428,7 +423,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
                 calls
                     .iter()
                     .enumerate()
-                    .map(|(i, c)| tool_call(reply_id, i, c))
+                    .map(|(i, c)| tool_call(reply.info().call_id(i), c))
                     .collect(),
             );
         }
@@ -511,7 +506,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
             }]),
             ..Delta::default()
         };
-        let first = call_delta(Some(call_id(reply_id, index)), Some(c.name.clone()), "");
+        let first = call_delta(Some(reply.info().call_id(index)), Some(c.name.clone()), "");
         frames.push(delta(first, None));
         let arguments = c.arguments.to_string();
         let parts = pieces(&arguments, piece_chars);

@@ -318,6 +318,14 @@ pub enum MockReply {
     },
 }
 
+impl ReplyInfo {
+    /// The id of the answer's `index`th call as the OpenAI front end sends it
+    /// (`call_mock_<answer id>_<index>`): the same for the same request under the same seed.
+    pub fn call_id(&self, index: usize) -> String {
+        format!("call_mock_{}_{index}", self.id)
+    }
+}
+
 impl MockReply {
     /// Id, attempt, delay and target.
     pub fn info(&self) -> &ReplyInfo {
@@ -486,6 +494,16 @@ impl<'r> Conversation<'r> {
         }
         None
     }
+}
+
+/// The most characters of a name (a tool's, a role's) an error message repeats.
+const MAX_NAME_CHARS: usize = 100;
+
+/// `name` in quotes for an error message, at most [`MAX_NAME_CHARS`] of it.
+pub(crate) fn quoted(name: &str) -> String {
+    let short: String = name.chars().take(MAX_NAME_CHARS).collect();
+    let more = if short.len() < name.len() { "…" } else { "" };
+    format!("{short:?}{more}")
 }
 
 /// FNV-1a of `text`: a stable hash (the standard hasher may change between Rust versions).

@@ -8,15 +8,13 @@
 use super::{MockModel, Rules, Target};
 use crate::request::{
     Conversation, MockCall, MockReply, MockRequest, MockTool, ReplyFormat, ReplyInfo, StopReason,
-    Usage,
+    Usage, quoted,
 };
 use crate::script::ScriptCall;
 use serde_json::{Value, json};
 
 /// The most tool names an error message lists.
 const MAX_NAMED: usize = 10;
-/// The most characters of a tool name an error message repeats.
-const MAX_NAME_CHARS: usize = 100;
 
 impl MockModel {
     /// The tool the request forces the model to call, if any; the error is the message of a
@@ -140,13 +138,6 @@ pub(super) fn refused(message: String, info: ReplyInfo) -> MockReply {
         fault: None,
         info,
     }
-}
-
-/// `name` in quotes, at most [`MAX_NAME_CHARS`] of it.
-fn quoted(name: &str) -> String {
-    let short: String = name.chars().take(MAX_NAME_CHARS).collect();
-    let more = if short.len() < name.len() { "…" } else { "" };
-    format!("{short:?}{more}")
 }
 
 /// The request's tools, named for an error message.

@@ -270,10 +270,18 @@ fn tool_choices_force_a_call_or_leave_it_to_the_model() {
         let error = with_choice(choice.clone()).err().unwrap();
         assert!(error.contains(message), "{choice}: {error}");
     }
-    let no_tools = parse(
-        &json!({"model": "m", "messages": [{"role": "user", "content": "x"}],
-                                 "tool_choice": "required"}),
+    // A hostile name is not echoed whole.
+    let long = "x".repeat(100_000);
+    let error = with_choice(json!({"type": "function", "function": {"name": long}}))
+        .err()
+        .unwrap();
+    assert!(
+        error.len() < 300 && error.contains("xxx\"…"),
+        "{}",
+        error.len()
     );
+    let no_tools = parse(&json!({"model": "m", "tool_choice": "required",
+                                 "messages": [{"role": "user", "content": "x"}]}));
     assert!(
         no_tools
             .err()
