@@ -479,13 +479,14 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
         content: Some(Some(content.to_owned())),
         ..Delta::default()
     };
-    let mut frames = vec![delta(
-        Delta {
-            role: Some(wire::Role::Assistant),
-            ..text("")
-        },
-        None,
-    )];
+    // A reply that only calls tools starts with `content: null`, as OpenAI's does (a client
+    // that adds the deltas up ends with `null` content, as when not streamed).
+    let first = Delta {
+        role: Some(wire::Role::Assistant),
+        content: Some((!content.is_empty() || calls.is_empty()).then(String::new)),
+        ..Delta::default()
+    };
+    let mut frames = vec![delta(first, None)];
     let parts = deltas(&content, scripted, piece_chars);
     let sent = if broken { parts.len() / 2 } else { parts.len() };
     for piece in parts.iter().take(sent) {

@@ -365,6 +365,11 @@ fn a_call_without_text_has_null_content_and_a_broken_one_stops_inside_its_argume
         panic!("not events")
     };
     assert!(broken);
+    let first: Value = serde_json::from_str(frames[0].trim().trim_start_matches("data: ")).unwrap();
+    assert_eq!(
+        first["choices"][0]["delta"],
+        json!({"role": "assistant", "content": null})
+    );
     let (content, pieces) = streamed(&frames);
     assert!(content.is_empty());
     let sent = pieces.concat();

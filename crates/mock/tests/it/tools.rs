@@ -119,6 +119,12 @@ async fn openai_forced_functions_are_called_whole_and_streamed() {
     )
     .await;
     assert!(clean);
+    let opening = data(&events[0]);
+    assert_eq!(
+        opening["choices"][0]["delta"].get("content"),
+        Some(&Value::Null),
+        "a call-only message's content is null, streamed too"
+    );
     let (streamed_id, name, text, finish) = openai_streamed_call(&events);
     assert_eq!(
         (streamed_id.as_str(), name.as_str(), finish.as_str()),
