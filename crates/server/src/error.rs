@@ -378,6 +378,12 @@ impl From<ProviderError> for ApiError {
                 message,
                 retry_after: error.retry_after().unwrap_or(Duration::from_secs(1)),
             },
+            // The model refused what the client asked (a tool_choice naming no offered tool,
+            // a context too long): the client's to fix, and not worth an SDK's retry.
+            ProviderError::Status {
+                status: 400 | 404 | 413 | 422,
+                ..
+            } => Self::BadRequest(format!("the model refused the request: {message}")),
             _ => Self::Upstream(message),
         }
     }
