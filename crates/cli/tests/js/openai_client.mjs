@@ -47,8 +47,14 @@ const PERSON = {
     { headers: { "x-bridle-contract": "selfhelp-response" } },
   );
   let text = "";
-  for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+  let bridle = null;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? "";
+    bridle = chunk.bridle ?? bridle;
+  }
   assert.equal(JSON.parse(text).type, "response");
+  // The finish chunk carries the checked value.
+  assert.deepEqual(bridle.value, JSON.parse(text));
   checks += 1;
 }
 

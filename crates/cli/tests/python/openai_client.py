@@ -95,6 +95,9 @@ assert isinstance(person["age"], int), person
 assert chunks[0].choices[0].delta.role == "assistant"
 finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
 assert finishes == ["stop"], finishes
+# The finish chunk carries the bridle extension, as a non-streamed completion does.
+last = next(c for c in chunks if c.choices and c.choices[0].finish_reason)
+assert last.model_extra["bridle"]["value"] == person, last.model_extra
 assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0, chunks[-1]
 checks += 1
 

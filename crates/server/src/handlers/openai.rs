@@ -58,9 +58,19 @@ pub async fn completions(
         str::to_owned,
     );
     let content = outcome.value.to_string();
+    let bridle = serde_json::to_value(BridleExtension {
+        contract: contract.name(),
+        conversation_id: &conversation.id,
+        turn_id: &outcome.turn_id,
+        value: &outcome.value,
+        attempts: outcome.attempts,
+        repairs: &outcome.repairs,
+        fallback: outcome.fallback,
+    })
+    .ok();
     let mut response = if body.stream() {
         let chunks = chunks(&body, format!("chatcmpl-{}", outcome.turn_id), model);
-        openai_stream::validated(&chunks, &content, outcome.usage)
+        openai_stream::validated(&chunks, &content, outcome.usage, bridle)
     } else {
         let mut answer = completion(
             format!("chatcmpl-{}", outcome.turn_id),
@@ -69,16 +79,7 @@ pub async fn completions(
             FinishReason::Stop,
             outcome.usage,
         );
-        let bridle = BridleExtension {
-            contract: contract.name(),
-            conversation_id: &conversation.id,
-            turn_id: &outcome.turn_id,
-            value: &outcome.value,
-            attempts: outcome.attempts,
-            repairs: &outcome.repairs,
-            fallback: outcome.fallback,
-        };
-        if let Ok(bridle) = serde_json::to_value(bridle) {
+        if let Some(bridle) = bridle {
             answer.extra.insert("bridle".into(), bridle);
         }
         Json(answer).into_response()
