@@ -133,6 +133,7 @@ fn delays_back_off_cap_and_honour_retry_after() {
         backoff: 2.0,
         max_delay: Duration::from_millis(300),
         jitter: 0.0,
+        max_turn_tokens: None,
     };
     assert_eq!(p.delay_after(1, None), Duration::from_millis(100));
     assert_eq!(p.delay_after(2, None), Duration::from_millis(200));

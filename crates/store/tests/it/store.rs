@@ -344,6 +344,7 @@ pub(crate) fn user_message(
         latency_ms: None,
         error: None,
         interrupted: None,
+        route: None,
     }
 }
 
@@ -1362,8 +1363,8 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 7,
-        _ => 5,
+        "sqlite" => 8,
+        _ => 6,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);
