@@ -247,6 +247,9 @@ struct Turn<'i, 'a> {
     tools: Vec<Value>,
     router: Router<'a>,
     usage: Usage,
+    /// Output tokens of aborted streamed attempts, estimated from their text (the provider
+    /// reports none for a stream it did not finish): they count against the token budget.
+    aborted_tokens: u64,
     /// Values of invalid replies that could be read: the fallback's candidates.
     readable: Vec<Value>,
     /// The previous attempt's (bad reply, feedback): the only retry context ever sent.
@@ -277,6 +280,7 @@ impl<'i, 'a> Turn<'i, 'a> {
             tools,
             router: Router::new(input.models, input.model, input.retry.max_attempts),
             usage: Usage::default(),
+            aborted_tokens: 0,
             readable: Vec::new(),
             correction: None,
             last_failure: String::new(),
@@ -284,11 +288,13 @@ impl<'i, 'a> Turn<'i, 'a> {
         })
     }
 
-    /// Tokens the attempts have used so far, input and output, as the providers reported them.
+    /// Tokens the attempts have used so far: input and output as the providers reported them,
+    /// and the estimated output of aborted streams.
     fn tokens(&self) -> u64 {
         self.usage
             .input_tokens
             .saturating_add(self.usage.output_tokens)
+            .saturating_add(self.aborted_tokens)
     }
 
     /// Runs attempt `attempt` on the router's model and stores it.
@@ -376,6 +382,7 @@ impl<'i, 'a> Turn<'i, 'a> {
         let attempt = record.attempt.unwrap_or_default();
         let text = check.into_raw();
         let tokens = estimated_tokens(&text);
+        self.aborted_tokens = self.aborted_tokens.saturating_add(tokens);
         input.metrics.aborted(label, tokens);
         input.metrics.attempt(
             label,
