@@ -23,8 +23,8 @@ mod stats;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use stats::{
-    AttemptsCount, Compliance, ComplianceBucket, MAX_BUCKETS, MIN_BUCKET_MS, RepairCount,
-    RuleCount, Stats, StatsQuery, StreamingStats, TOP_RULES, TokenUsage, TurnOutcomes,
+    AttemptsCount, Compliance, ComplianceBucket, MAX_BUCKETS, MIN_BUCKET_MS, ModelCount,
+    RepairCount, RuleCount, Stats, StatsQuery, StreamingStats, TOP_RULES, TokenUsage, TurnOutcomes,
 };
 
 use async_trait::async_trait;

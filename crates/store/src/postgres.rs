@@ -450,8 +450,13 @@ impl Reads for PostgresStore {
             .fetch_all(&mut *tx)
             .await
             .map_err(fault)?;
+        let models = stats::models::models_query(Placeholders::Numbered, &plan, STATS);
+        let models = statement(&models)?
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(fault)?;
         tx.commit().await.map_err(fault)?;
-        Ok(tally.finish(
+        let mut stats = tally.finish(
             rules
                 .iter()
                 .map(stats::rule_count)
@@ -460,7 +465,12 @@ impl Reads for PostgresStore {
                 .iter()
                 .map(stats::repair_count)
                 .collect::<Result<_, _>>()?,
-        ))
+        );
+        stats.models = models
+            .iter()
+            .map(stats::models::model_count)
+            .collect::<Result<_, _>>()?;
+        Ok(stats)
     }
 }
 

@@ -4,7 +4,7 @@
 //! its feedback, a 500 or a timeout moves the attempt to the failover model, and a spent token
 //! budget stops the retries (fallback, or an exhausted error that says so; an SSE event).
 
-use bridle_engine::store::{Message, MessageRole, Route, Store, View};
+use bridle_engine::store::{Message, MessageRole, ModelCount, Route, StatsQuery, Store, View};
 use bridle_engine::{Config, Engine, EngineError, EventSink, TurnError, TurnEvent};
 use bridle_mock::{MockConfig, MockServer, Script};
 use serde_json::json;
@@ -144,6 +144,27 @@ async fn escalation_reaches_the_large_model(store: Arc<dyn Store>) {
         sent,
         &stored[2].data.request_payload.as_ref().unwrap()["body"]
     );
+
+    // The statistics count the escalation against the model it reached.
+    let stats = store.stats(&StatsQuery::default()).await.unwrap();
+    assert_eq!(
+        stats.models,
+        [
+            model_count("small", 2, 0, (0, 0)),
+            model_count("large", 1, 1, (1, 0)),
+        ]
+    );
+}
+
+/// A row of the per-model statistics; `routed` is (escalations, failovers).
+fn model_count(model: &str, attempts: u64, valid: u64, routed: (u64, u64)) -> ModelCount {
+    ModelCount {
+        model: model.to_owned(),
+        attempts,
+        valid,
+        escalations: routed.0,
+        failovers: routed.1,
+    }
 }
 
 async fn a_500_fails_over_for_that_attempt(store: Arc<dyn Store>) {
@@ -184,6 +205,15 @@ async fn a_500_fails_over_for_that_attempt(store: Arc<dyn Store>) {
         .unwrap();
     let next = engine.send(&conversation.id, "Hello", None).await.unwrap();
     assert_eq!((next.attempts, next.model.as_str()), (1, "small"));
+
+    let stats = store.stats(&StatsQuery::default()).await.unwrap();
+    assert_eq!(
+        stats.models,
+        [
+            model_count("small", 2, 1, (0, 0)),
+            model_count("backup", 1, 1, (0, 1)),
+        ]
+    );
 }
 
 async fn a_timeout_fails_over(store: Arc<dyn Store>) {

@@ -12,9 +12,9 @@
 use bridle_core::{Repair, RepairKind, Rule, SchemaKeyword, Violation};
 use bridle_store::{
     AttemptsCount, Commit, Compliance, ComplianceBucket, Conversation, ConversationFilter,
-    ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
-    PageRequest, PurgeRange, Purged, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError,
-    StreamingStats, TokenUsage, TurnOutcomes, View,
+    ConversationStatus, Message, MessageRole, ModelCount, NewConversation, NewMessage,
+    NewSafetyEvent, PageRequest, PurgeRange, Purged, RepairCount, RuleCount, Stats, StatsQuery,
+    Store, StoreError, StreamingStats, TokenUsage, TurnOutcomes, View,
 };
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
@@ -1732,6 +1732,18 @@ fn repairs(counts: &[(&str, u64)]) -> Vec<RepairCount> {
         .collect()
 }
 
+/// The seeded attempts all went to one model: `attempts` of them, `valid` validated, none by
+/// escalation or failover.
+fn one_model(attempts: u64, valid: u64) -> Vec<ModelCount> {
+    vec![ModelCount {
+        model: "gpt-test".into(),
+        attempts,
+        valid,
+        escalations: 0,
+        failovers: 0,
+    }]
+}
+
 fn range(from: Option<i64>, to: Option<i64>, contract: Option<&str>) -> StatsQuery {
     StatsQuery {
         from,
@@ -1789,6 +1801,7 @@ fn all_seeded() -> Stats {
         // C's and E's; not D's fallback.
         provider_errors: 2,
         streaming: StreamingStats::default(),
+        models: one_model(15, 6),
     }
 }
 
@@ -1862,6 +1875,7 @@ async fn stats_filters(h: Harness) {
         invalid_attempts: 7,
         provider_errors: 1,
         streaming: StreamingStats::default(),
+        models: one_model(11, 4),
     };
     assert_eq!(
         store
@@ -1901,6 +1915,7 @@ async fn stats_filters(h: Harness) {
         invalid_attempts: 2,
         provider_errors: 1,
         streaming: StreamingStats::default(),
+        models: one_model(4, 2),
     };
     assert_eq!(
         store.stats(&range(None, None, Some("quiz"))).await.unwrap(),
@@ -1929,6 +1944,7 @@ async fn stats_filters(h: Harness) {
         invalid_attempts: 5,
         provider_errors: 1,
         streaming: StreamingStats::default(),
+        models: one_model(7, 2),
     };
     assert_eq!(
         store
@@ -2138,6 +2154,7 @@ async fn stats_empty(h: Harness) {
         invalid_attempts: 0,
         provider_errors: 0,
         streaming: StreamingStats::default(),
+        models: Vec::new(),
     };
     assert_eq!(store.stats(&StatsQuery::default()).await.unwrap(), nothing);
     assert_eq!(
