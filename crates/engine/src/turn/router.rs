@@ -166,3 +166,122 @@ fn escalate_after(model: &Model, left: u32) -> u32 {
         (Some(_), None) => left.div_ceil(2).max(1),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use bridle_core::Contracts;
+    use std::sync::Arc;
+
+    /// Mock models: `small` escalates to `large` (after `after`, when given) and fails over to
+    /// `b1` then `b2`.
+    fn models(after: Option<u32>) -> BTreeMap<String, Model> {
+        let after = after.map_or(String::new(), |n| format!("escalate_after = {n}\n"));
+        let text = format!(
+            "[models.small]\nprovider = \"mock\"\nescalate_to = \"large\"\n{after}failover = [\"b1\", \"b2\"]\n\
+             [models.large]\nprovider = \"mock\"\n[models.b1]\nprovider = \"mock\"\n[models.b2]\nprovider = \"mock\"\n"
+        );
+        let config = Config::from_toml(&text, &BTreeMap::new()).unwrap();
+        let contracts = Arc::new(Contracts::builtin().unwrap());
+        config
+            .models
+            .iter()
+            .map(|(name, settings)| {
+                let provider =
+                    crate::engine::build_provider(&config, settings, &contracts).unwrap();
+                let model = Model {
+                    name: name.clone(),
+                    provider,
+                    settings: settings.clone(),
+                };
+                (name.clone(), model)
+            })
+            .collect()
+    }
+
+    fn status(status: u16, retry_after: Option<u64>) -> ProviderError {
+        ProviderError::Status {
+            status,
+            retry_after: retry_after.map(Duration::from_secs),
+            message: String::new(),
+        }
+    }
+
+    const MAX_DELAY: Duration = Duration::from_secs(8);
+
+    #[test]
+    fn escalates_after_half_the_attempts_by_default_and_once_told() {
+        let table = models(None);
+        let mut router = Router::new(&table, &table["small"], 5);
+        assert_eq!(
+            router.content_failed(4),
+            None,
+            "3 of 5 attempts are small's"
+        );
+        assert_eq!(router.content_failed(3), None);
+        let moved = router.content_failed(2).unwrap();
+        assert_eq!(
+            (moved.route, moved.from.as_str(), moved.to.as_str()),
+            (Route::Escalated, "small", "large")
+        );
+        assert_eq!(router.current().name, "large");
+        assert_eq!(router.take_route(), Some(Route::Escalated));
+        assert_eq!(
+            router.take_route(),
+            None,
+            "only the first attempt there is marked"
+        );
+        // The end of the chain: no further move.
+        assert_eq!(router.content_failed(1), None);
+
+        let table = models(Some(1));
+        let mut router = Router::new(&table, &table["small"], 5);
+        assert!(router.content_failed(4).is_some());
+    }
+
+    #[test]
+    fn provider_errors_fail_over_in_order_then_wait_on_the_model_itself() {
+        let table = models(None);
+        let mut router = Router::new(&table, &table["small"], 5);
+        let AfterError::Moved(moved) = router.provider_failed(&status(503, None), MAX_DELAY) else {
+            panic!("a 503 fails over")
+        };
+        assert_eq!((moved.from.as_str(), moved.to.as_str()), ("small", "b1"));
+        let timeout = ProviderError::Timeout(Duration::from_secs(1));
+        assert!(matches!(
+            router.provider_failed(&timeout, MAX_DELAY),
+            AfterError::Moved(Moved { ref to, .. }) if to == "b2"
+        ));
+        // Every failover failed: back to small, after the retry delay.
+        assert_eq!(
+            router.provider_failed(&status(500, None), MAX_DELAY),
+            AfterError::Wait(None)
+        );
+        assert_eq!(router.current().name, "small");
+        assert_eq!(router.take_route(), Some(Route::Failover));
+        // Provider errors never bring escalation nearer.
+        assert_eq!(router.content_failed(4), None);
+    }
+
+    #[test]
+    fn a_429_is_waited_for_once_when_its_retry_after_fits() {
+        let table = models(None);
+        let mut router = Router::new(&table, &table["small"], 5);
+        assert_eq!(
+            router.provider_failed(&status(429, Some(2)), MAX_DELAY),
+            AfterError::Wait(Some(Duration::from_secs(2)))
+        );
+        assert_eq!(router.current().name, "small");
+        assert!(matches!(
+            router.provider_failed(&status(429, Some(2)), MAX_DELAY),
+            AfterError::Moved(_)
+        ));
+        // A Retry-After past max_delay fails over at once.
+        let mut router = Router::new(&table, &table["small"], 5);
+        assert!(matches!(
+            router.provider_failed(&status(429, Some(60)), MAX_DELAY),
+            AfterError::Moved(_)
+        ));
+    }
+}
