@@ -154,6 +154,18 @@ async fn escalation_reaches_the_large_model(store: Arc<dyn Store>) {
             model_count("large", 1, 1, (1, 0)),
         ]
     );
+    let metrics = metrics(&engine);
+    assert!(
+        metrics.contains("bridle_escalations_total{from=\"small\",to=\"large\"} 1"),
+        "{metrics}"
+    );
+}
+
+/// The engine's metrics as OpenMetrics text.
+fn metrics(engine: &Engine) -> String {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, engine.metrics().registry()).unwrap();
+    text
 }
 
 /// A row of the per-model statistics; `routed` is (escalations, failovers).
@@ -213,6 +225,11 @@ async fn a_500_fails_over_for_that_attempt(store: Arc<dyn Store>) {
             model_count("small", 2, 1, (0, 0)),
             model_count("backup", 1, 1, (0, 1)),
         ]
+    );
+    let metrics = metrics(&engine);
+    assert!(
+        metrics.contains("bridle_failovers_total{from=\"small\",to=\"backup\"} 1"),
+        "{metrics}"
     );
 }
 
@@ -348,5 +365,10 @@ async fn the_token_budget_stops_retries(store: Arc<dyn Store>) {
     let spent = seen.iter().find(|e| e.name() == "budget_spent").unwrap();
     assert!(spent.data().contains("\"budget\":1"), "{}", spent.data());
     assert_eq!(small.requests().len(), 2, "one attempt per turn");
+    let metrics = metrics(&engine);
+    for contract in ["selfhelp-response", "topic-analysis"] {
+        let series = format!("bridle_turn_budget_spent_total{{contract=\"{contract}\"}} 1");
+        assert!(metrics.contains(&series), "{metrics}");
+    }
     assert!(large.requests().is_empty(), "no escalation past the budget");
 }
