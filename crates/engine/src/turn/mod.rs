@@ -301,11 +301,15 @@ impl<'i, 'a> Turn<'i, 'a> {
     async fn attempt(&mut self, attempt: u32) -> Result<Next, TurnError> {
         let input = self.input;
         let model = self.router.current();
+        let moved = self.router.take_move();
+        if let Some(moved) = &moved {
+            self.moved(moved);
+        }
         let target = Target {
             turn_id: &self.turn_id,
             attempt,
             model,
-            route: self.router.take_route(),
+            route: moved.map(|m| m.route),
         };
         let request = prompt::request(
             input,
@@ -516,10 +520,7 @@ impl<'i, 'a> Turn<'i, 'a> {
         self.last_violations = Vec::new();
         Ok(
             match self.router.provider_failed(&error, input.retry.max_delay) {
-                AfterError::Moved(moved) => {
-                    self.moved(&moved);
-                    Next::Retry(Wait::No)
-                }
+                AfterError::Moved(_) => Next::Retry(Wait::No),
                 AfterError::Wait(retry_after) => Next::Retry(Wait::Delay(retry_after)),
             },
         )
@@ -532,12 +533,10 @@ impl<'i, 'a> Turn<'i, 'a> {
         self.correction = Some((bad_reply, self.input.contract.feedback(checked)));
         self.last_violations.clone_from(&checked.violations);
         let left = self.input.retry.max_attempts.saturating_sub(attempt);
-        if let Some(moved) = self.router.content_failed(left) {
-            self.moved(&moved);
-        }
+        self.router.content_failed(left);
     }
 
-    /// Counts and logs a move to another model.
+    /// Counts and logs a move to another model, as the attempt that makes it starts.
     fn moved(&self, moved: &Moved) {
         self.input
             .metrics

@@ -48,9 +48,9 @@ pub(crate) struct Router<'a> {
     escalate_after: u32,
     /// The current model already had a 429 it waited for in this turn.
     waited_on_429: bool,
-    /// Why the next attempt goes where it goes (`None`: the turn's own model, or a retry on
-    /// the model of the previous attempt).
-    route: Option<Route>,
+    /// The move the next attempt makes, when it goes to another model than the previous
+    /// attempt (`None`: the turn's own model, or a retry on the previous attempt's model).
+    pending: Option<Moved>,
 }
 
 impl<'a> Router<'a> {
@@ -64,7 +64,7 @@ impl<'a> Router<'a> {
             content_failures: 0,
             escalate_after: escalate_after(model, max_attempts),
             waited_on_429: false,
-            route: None,
+            pending: None,
         }
     }
 
@@ -73,10 +73,12 @@ impl<'a> Router<'a> {
         self.current
     }
 
-    /// Why the next attempt goes to [`Router::current`], once: the attempt after it is a retry
-    /// on the same model unless the router moves again.
-    pub fn take_route(&mut self) -> Option<Route> {
-        self.route.take()
+    /// The move the next attempt makes to reach [`Router::current`], once: the attempt after
+    /// it is a retry on the same model unless the router moves again. Taken when the attempt
+    /// starts, so a move no attempt follows (the attempts or the token budget ran out) is
+    /// neither recorded nor counted.
+    pub fn take_move(&mut self) -> Option<Moved> {
+        self.pending.take()
     }
 
     /// A content attempt failed (invalid or aborted), `left` attempts remain: escalates when
@@ -122,7 +124,7 @@ impl<'a> Router<'a> {
         let was_standing_in = self.stand_in != 0;
         self.stand(0);
         if was_standing_in {
-            self.route = Some(Route::Failover);
+            self.moved(Route::Failover, from);
         }
         AfterError::Wait(error.retry_after())
     }
@@ -148,12 +150,13 @@ impl<'a> Router<'a> {
     }
 
     fn moved(&mut self, route: Route, from: String) -> Moved {
-        self.route = Some(route);
-        Moved {
+        let moved = Moved {
             route,
             from,
             to: self.current.name.clone(),
-        }
+        };
+        self.pending = Some(moved.clone());
+        moved
     }
 }
 
@@ -226,9 +229,9 @@ mod tests {
             (Route::Escalated, "small", "large")
         );
         assert_eq!(router.current().name, "large");
-        assert_eq!(router.take_route(), Some(Route::Escalated));
+        assert_eq!(router.take_move(), Some(moved));
         assert_eq!(
-            router.take_route(),
+            router.take_move(),
             None,
             "only the first attempt there is marked"
         );
@@ -259,7 +262,11 @@ mod tests {
             AfterError::Wait(None)
         );
         assert_eq!(router.current().name, "small");
-        assert_eq!(router.take_route(), Some(Route::Failover));
+        let back = router.take_move().unwrap();
+        assert_eq!(
+            (back.route, back.from.as_str(), back.to.as_str()),
+            (Route::Failover, "b2", "small")
+        );
         // Provider errors never bring escalation nearer.
         assert_eq!(router.content_failed(4), None);
     }
