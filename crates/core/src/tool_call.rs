@@ -26,6 +26,10 @@ pub const TOOL_CALLS_PATH: &str = "/tool_calls";
 /// One function tool call in a model's reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCall {
+    /// The call's id as the provider gave it (OpenAI `tool_calls[].id`, Anthropic `tool_use`
+    /// `id`), echoed by the tool result that answers it; empty when the provider gave none.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
     /// The function's name.
     pub name: String,
     /// The arguments: the JSON the model sent, or — when its text is not JSON — that text as a
@@ -37,8 +41,25 @@ impl ToolCall {
     /// A call of `name` with already-parsed `arguments`.
     pub fn new(name: impl Into<String>, arguments: Value) -> Self {
         Self {
+            id: String::new(),
             name: name.into(),
             arguments,
+        }
+    }
+
+    /// The same call with the provider's `id`.
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = id.into();
+        self
+    }
+
+    /// The arguments as JSON text, as OpenAI writes them: the text the model sent when it was
+    /// not JSON, else the JSON.
+    pub fn arguments_text(&self) -> String {
+        match &self.arguments {
+            Value::String(raw) => raw.clone(),
+            other => other.to_string(),
         }
     }
 
@@ -56,11 +77,7 @@ impl ToolCall {
     /// The call as a line of text — `name({…arguments…})` — for transcripts: the stored
     /// content of an attempt and the bad reply shown back to the model on a retry.
     pub fn to_text(&self) -> String {
-        let arguments = match &self.arguments {
-            Value::String(raw) => raw.clone(),
-            other => other.to_string(),
-        };
-        format!("{}({arguments})", self.name)
+        format!("{}({})", self.name, self.arguments_text())
     }
 }
 

@@ -21,6 +21,6 @@ pub use bridle_store as store;
 pub use bridle_store::{private_files, retention};
 
 pub use config::{Config, RetryPolicy};
-pub use engine::{Engine, EngineError};
+pub use engine::{Engine, EngineError, Model};
 pub use events::{EventSink, PartialThrottle, TurnEvent};
 pub use turn::{TurnError, TurnOutcome};

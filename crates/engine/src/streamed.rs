@@ -80,6 +80,8 @@ pub(crate) async fn stream_attempt(
                     }
                 }
             }
+            // The calls are read whole from the completion at the end.
+            Some(Ok(StreamEvent::ToolCall(_))) => {}
             Some(Ok(StreamEvent::Done(completion))) => {
                 return Streamed::Complete(completion, check);
             }

@@ -8,8 +8,11 @@
 //! Use it in process ([`MockModel::respond`]) or, with the `http` feature (on by default), over
 //! HTTP (`serve`, `MockServer`) with the OpenAI Chat Completions and Anthropic Messages formats, streaming included — in deltas of a
 //! set size or scripted ones, paced, re-cut into small network writes, and with how each stream
-//! ended (read through, or dropped by the client) in the request log. Offered a
-//! `present_question` tool in a question-card mode, it asks its question with a tool call.
+//! ended (read through, or dropped by the client) in the request log. Tools: a forced call
+//! (`tool_choice` naming a tool, `required`, Anthropic `any`) is answered with a call whose
+//! arguments are generated from the tool's schema, a script step can ask for a call under
+//! `auto`, tool results are read and answered, and offered a `present_question` tool in a
+//! question-card mode it asks its question with a tool call.
 //!
 //! ```
 //! use bridle_mock::{MockConfig, MockMessage, MockModel, MockReply, MockRequest, Role};
@@ -62,10 +65,10 @@ pub use generate::{
 pub use log::{Answer, LoggedRequest, StreamEnd};
 pub use model::MockModel;
 pub use request::{
-    FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat,
-    ReplyInfo, Role, StopReason, Usage,
+    CallMade, FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool,
+    ReplyFormat, ReplyInfo, Role, StopReason, Usage,
 };
-pub use script::{Script, ScriptError, ScriptTurn, Step};
+pub use script::{Script, ScriptCall, ScriptError, ScriptTurn, Step};
 #[cfg(feature = "http")]
 pub use server::{MockServer, app, serve};
 pub use settings::{MockSettings, RawMockSettings};

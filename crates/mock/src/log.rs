@@ -1,10 +1,11 @@
 //! [`LoggedRequest`]: one entry of the mock server's request log — every request received,
-//! in order, with its method, path, JSON body and what was answered ([`Answer`], with how a
-//! streamed answer was delivered: [`StreamEnd`]) — and `RequestLog`, the bounded, shared list
+//! in order, with its method, path, JSON body and what was answered ([`Answer`]: the calls of
+//! tools it made, and how a streamed answer was delivered: [`StreamEnd`]) — and `RequestLog`, the bounded, shared list
 //! behind `GET /_mock/requests`, whose entries can be updated after the fact (a stream ends
 //! after its entry is written).
 
 use crate::faults::Fault;
+use crate::request::CallMade;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 #[cfg(feature = "http")]
@@ -31,6 +32,11 @@ pub struct Answer {
     /// Milliseconds waited before answering (latency and `slow`).
     #[serde(default)]
     pub delay_ms: u64,
+    /// The calls of tools the answer made, with the ids it gave them (`call_mock_…` in the
+    /// OpenAI format, `toolu_mock_…` in Anthropic's); a forced tool's input in the Anthropic
+    /// format is a call of it. Sent whole or not (a stream may have been cut or dropped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallMade>,
     /// How a streamed answer was delivered, once its stream has ended or the client went away;
     /// `None` for an answer that is not a stream, and while a stream is still being sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -60,6 +66,7 @@ impl Answer {
             attempt: None,
             target: None,
             delay_ms: 0,
+            calls: Vec::new(),
             stream: None,
         }
     }

@@ -7,7 +7,9 @@
 //! can recompute what the previous attempt did without server state: a content fault given at
 //! attempt k is fixed at attempt k+1 when the feedback names its target (any feedback for
 //! a whole-reply fault; Bridle's, or another loop's Pydantic validation report) and repeated otherwise — good feedback fixes a fault, bad feedback does
-//! not. The only state kept is which script turn a conversation is on and how many transport
+//! not. Tools: a forced call, or one a script step asks for, is answered as a call of the tool
+//! with arguments generated from its schema ([`calls`]); after tool results the model answers
+//! as usual (each round of call → result → answer is keyed apart). The only state kept is which script turn a conversation is on and how many transport
 //! faults in a row an identical request got (so that a retry after HTTP 500 draws afresh).
 
 use crate::config::{ConfigError, MockConfig};
@@ -16,7 +18,7 @@ use crate::generate::{Generated, Hints, generate, generate_valid};
 use crate::request::{
     Conversation, MockCall, MockReply, MockRequest, ReplyFormat, ReplyInfo, StopReason, Usage, mix,
 };
-use crate::script::Step;
+use crate::script::{ScriptCall, Step};
 use crate::words;
 use bridle_core::{Context, Contract};
 use rand::rngs::StdRng;
@@ -37,6 +39,8 @@ const TEXT: u64 = 5;
 const MAX_STATE: usize = 100_000;
 /// Ad-hoc schemas kept compiled.
 const MAX_COMPILED: usize = 64;
+
+mod calls;
 
 /// The mock model. Cheap to share (`Arc`); `respond` takes `&self`.
 #[derive(Debug)]
@@ -70,6 +74,9 @@ struct Target {
     /// The offered tool the reply calls (`present_question`): the generated value is then
     /// `{"message", "arguments"}` and content faults break the arguments.
     call: Option<String>,
+    /// The reply is a forced call of `tool` (not Bridle's structured output through it): the
+    /// value is the call's arguments.
+    forced: bool,
 }
 
 /// Where Bridle reports what is wrong with the first call's arguments.
@@ -93,6 +100,8 @@ enum Plan {
         text: String,
         pieces: Option<Vec<String>>,
     },
+    /// A call of an offered tool (a script step).
+    Call(ScriptCall),
 }
 
 impl MockModel {
@@ -121,11 +130,12 @@ impl MockModel {
         let talk = Conversation::read(request);
         let attempt = talk.attempt();
         let turn = talk.turn_key();
-        let (transport, scripted, streak) = self.decide(turn, attempt);
+        let round = talk.round_key();
+        let (transport, scripted, streak) = self.decide(turn, round, talk.rounds, attempt);
         let mut info = ReplyInfo {
             id: format!(
                 "{:016x}",
-                mix(&[turn, u64::from(attempt), u64::from(streak)])
+                mix(&[round, u64::from(attempt), u64::from(streak)])
             ),
             attempt,
             delay: Duration::from_millis(self.config.latency_ms),
@@ -143,7 +153,10 @@ impl MockModel {
             Some(Fault::Reset) => return MockReply::Reset { info },
             _ => {}
         }
-        let reply = self.answer(request, &talk, turn, transport, scripted, info);
+        let reply = match scripted {
+            Some(Plan::Call(call)) => self.scripted_call(request, round, &call, info),
+            scripted => self.answer(request, &talk, round, transport, scripted, info),
+        };
         match transport {
             Some(fault @ (Fault::InvalidUtf8 | Fault::Garbage)) => MockReply::Corrupt {
                 fault,
@@ -168,33 +181,13 @@ impl MockModel {
             Some(Plan::Literal { pieces, .. }) => pieces.clone(),
             _ => None,
         };
-        let target = self.target(request, talk);
-        let (content, value, fault, stop) = match &target {
-            None => {
-                let mut rng = StdRng::seed_from_u64(mix(&[self.config.seed, turn, TEXT]));
-                let text = match scripted {
-                    Some(Plan::Literal { text, .. }) => text,
-                    _ => words::paragraph(&mut rng),
-                };
-                (text, None, None, StopReason::End)
-            }
-            Some(target) => {
-                let generated = self.generate(target, request, turn, 0);
-                let plan = match scripted {
-                    Some(plan) => plan,
-                    None => self.content_plan(talk, turn, &generated, target),
-                };
-                // Another loop's retry after a validation report on a valid-to-the-mock reply
-                // (a rule it was never told): a model trying again writes a new reply, and so
-                // does the mock — a fresh value for this attempt.
-                let generated = if plan == Plan::Valid && talk.reports > 0 {
-                    self.generate(target, request, turn, u64::from(talk.attempt()))
-                } else {
-                    generated
-                };
-                self.realise(plan, &generated, target, turn, &mut info)
-            }
+        let target = match self.reply_target(request, talk) {
+            Ok(target) => target,
+            Err(message) => return calls::refused(message, info),
         };
+        let forced = target.as_ref().is_some_and(|t| t.forced);
+        let (content, value, fault, stop) =
+            self.content(request, talk, turn, target.as_ref(), scripted, &mut info);
         let schema_chars = match &request.format {
             ReplyFormat::JsonSchema { schema } | ReplyFormat::Tool { schema, .. } => {
                 schema.to_string().len()
@@ -237,6 +230,15 @@ impl MockModel {
             };
         }
         match (tool, value) {
+            (Some(name), Some(arguments)) if forced => MockReply::Text {
+                content: String::new(),
+                calls: vec![MockCall { name, arguments }],
+                usage,
+                stop: StopReason::End,
+                fault,
+                pieces: None,
+                info,
+            },
             (Some(name), Some(input)) => MockReply::ToolCall {
                 name,
                 input,
@@ -257,21 +259,69 @@ impl MockModel {
         }
     }
 
+    /// The reply's content, its value, fault and stop reason: conversation (scripted or drawn)
+    /// when nothing is to be met, else `target`'s value as the plan — scripted or drawn — says.
+    fn content(
+        &self,
+        request: &MockRequest,
+        talk: &Conversation<'_>,
+        turn: u64,
+        target: Option<&Target>,
+        scripted: Option<Plan>,
+        info: &mut ReplyInfo,
+    ) -> (String, Option<Value>, Option<Fault>, StopReason) {
+        match target {
+            None => {
+                let mut rng = StdRng::seed_from_u64(mix(&[self.config.seed, turn, TEXT]));
+                let text = match scripted {
+                    Some(Plan::Literal { text, .. }) => text,
+                    _ => words::paragraph(&mut rng),
+                };
+                (text, None, None, StopReason::End)
+            }
+            Some(target) => {
+                let generated = self.generate(target, request, turn, 0);
+                let plan = match scripted {
+                    Some(plan) => plan,
+                    None => self.content_plan(talk, turn, &generated, target),
+                };
+                // Another loop's retry after a validation report on a valid-to-the-mock reply
+                // (a rule it was never told): a model trying again writes a new reply, and so
+                // does the mock — a fresh value for this attempt.
+                let generated = if plan == Plan::Valid && talk.reports > 0 {
+                    self.generate(target, request, turn, u64::from(talk.attempt()))
+                } else {
+                    generated
+                };
+                self.realise(plan, &generated, target, turn, info)
+            }
+        }
+    }
+
     /// The transport fault for this request, the scripted content plan (`None`: draw it), and
-    /// how many transport faults in a row the same request got before.
-    fn decide(&self, turn: u64, attempt: u32) -> (Option<Fault>, Option<Plan>, u32) {
+    /// how many transport faults in a row the same request got before. `round`: the request's
+    /// round of the turn (`turn` itself before any tool result), `rounds` the tool results.
+    fn decide(
+        &self,
+        turn: u64,
+        round: u64,
+        rounds: u64,
+        attempt: u32,
+    ) -> (Option<Fault>, Option<Plan>, u32) {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         if state.turns.len() > MAX_STATE || state.streaks.len() > MAX_STATE {
             state.turns.clear();
             state.streaks.clear();
         }
-        let key = (turn, attempt);
+        let key = (round, attempt);
         let streak = state.streaks.get(&key).copied().unwrap_or(0);
         let (transport, plan) = match &self.config.script {
             Some(script) => {
                 let position = match state.turns.get(&turn).copied() {
-                    Some(known) if attempt > 1 || known.last_was_transport => Some(known),
-                    _ if attempt == 1 => {
+                    Some(known) if attempt > 1 || rounds > 0 || known.last_was_transport => {
+                        Some(known)
+                    }
+                    _ if attempt == 1 && rounds == 0 => {
                         let fresh = TurnState {
                             script_turn: state.next_script_turn,
                             next_entry: 0,
@@ -294,6 +344,7 @@ impl MockModel {
                             pieces: Some(pieces),
                         },
                     ),
+                    Step::Call(call) => (None, Plan::Call(call)),
                     Step::Fault(f) if f.is_transport() => (Some(f), Plan::Valid),
                     Step::Fault(f) => (None, Plan::Faulty(f, attempt)),
                 };
@@ -305,7 +356,7 @@ impl MockModel {
                 (transport, Some(plan))
             }
             None => {
-                let parts = [turn, u64::from(attempt), u64::from(streak), TRANSPORT];
+                let parts = [round, u64::from(attempt), u64::from(streak), TRANSPORT];
                 (self.draw(&parts).filter(Fault::is_transport), None)
             }
         };
@@ -385,6 +436,7 @@ impl MockModel {
                 rules: Rules::Contract(contract),
                 tool,
                 call,
+                forced: false,
             });
         }
         let schema = match &request.format {
@@ -408,6 +460,7 @@ impl MockModel {
             rules,
             tool,
             call: None,
+            forced: false,
         })
     }
 
@@ -557,6 +610,8 @@ impl MockModel {
                 let value = serde_json::from_str(&text).ok();
                 (text, value, None, StopReason::End)
             }
+            // Answered before a value is made (`MockModel::scripted_call`).
+            Plan::Call(_) => valid(),
             Plan::Faulty(fault, origin) => {
                 match self.break_value(fault, origin, generated, target, turn) {
                     Some(broken) => {
@@ -599,7 +654,7 @@ fn http(status: u16, retry_after: Option<u64>, fault: Fault, info: ReplyInfo) ->
         status,
         retry_after,
         message: message.to_owned(),
-        fault,
+        fault: Some(fault),
         info,
     }
 }

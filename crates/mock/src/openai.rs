@@ -1,15 +1,18 @@
 //! The OpenAI Chat Completions front end: [`parse`] reads a `POST /v1/chat/completions` body
 //! into a [`Call`], [`render`] writes a [`MockReply`] as a `chat.completion` object or as
 //! `chat.completion.chunk` SSE events ending in `data: [DONE]`, and [`error`] writes
-//! OpenAI-shaped error bodies. Function `tools` are read (none with `tool_choice: "none"`), and
-//! calls are written as `message.tool_calls` — streamed as `delta.tool_calls` pieces. Streamed
+//! OpenAI-shaped error bodies. Function `tools` are read (none with `tool_choice: "none"`), a
+//! named or `"required"` `tool_choice` forces a call ([`ReplyFormat::Call`]), and `tool`
+//! messages and an assistant message's `tool_calls` are read as typed results and calls. Calls
+//! are written as `message.tool_calls` — streamed as `delta.tool_calls` pieces. Streamed
 //! content comes in deltas of the configured size, or in the pieces a script set.
 //!
 //! Bodies are read and written as [`bridle_wire::openai`] types; the raw body is read
 //! only to name why one that does not parse is refused (the same messages as ever).
 
 use crate::request::{
-    MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role, StopReason, Usage,
+    CallMade, MockCall, MockMessage, MockReply, MockRequest, MockTool, ReplyFormat, Role,
+    StopReason, Usage, quoted,
 };
 use crate::server::{Call, Rendered, unix_time};
 use crate::stream::{deltas, pieces};
@@ -32,7 +35,8 @@ pub(crate) fn parse(body: &Value) -> Result<Call, String> {
     for (i, message) in request.messages.iter().enumerate() {
         let role = match &message.role {
             wire::Role::System | wire::Role::Developer => Role::System,
-            wire::Role::User | wire::Role::Tool | wire::Role::Function => Role::User,
+            wire::Role::User => Role::User,
+            wire::Role::Tool | wire::Role::Function => Role::Tool,
             wire::Role::Assistant => Role::Assistant,
             wire::Role::Other(other) => {
                 return Err(format!("messages[{i}].role {other:?} is not supported"));
@@ -53,9 +57,92 @@ pub(crate) fn parse(body: &Value) -> Result<Call, String> {
                 ));
             }
         };
-        messages.push(MockMessage { role, content });
+        let calls = message
+            .tool_calls
+            .iter()
+            .flatten()
+            .filter_map(|call| {
+                let function = call.function.as_ref()?;
+                // Arguments that are not JSON text are kept as the text they are.
+                let arguments = serde_json::from_str(&function.arguments)
+                    .unwrap_or_else(|_| Value::String(function.arguments.clone()));
+                Some(CallMade {
+                    id: call.id.clone(),
+                    name: function.name.clone(),
+                    arguments,
+                })
+            })
+            .collect();
+        messages.push(MockMessage {
+            role,
+            content,
+            calls,
+            call_id: message.tool_call_id.clone(),
+        });
     }
-    let format = match &request.response_format {
+    let tools = tools(&request)?;
+    let format = match forced(&request, &tools)? {
+        Some(forced) => forced,
+        None => format(&request)?,
+    };
+    Ok(Call {
+        request: MockRequest {
+            model: request.model.clone(),
+            messages,
+            format,
+            stream: request.stream.unwrap_or(false),
+            tools,
+        },
+        include_usage: request.include_usage(),
+    })
+}
+
+/// The call a `tool_choice` forces (named, or `"required"`: the first tool), checked against
+/// the offered `tools` as OpenAI does; `None` for `"auto"`, `"none"` or no choice.
+fn forced(
+    request: &ChatCompletionRequest,
+    tools: &[MockTool],
+) -> Result<Option<ReplyFormat>, String> {
+    match &request.tool_choice {
+        None | Some(ToolChoice::Mode(ToolChoiceMode::Auto | ToolChoiceMode::None)) => Ok(None),
+        Some(ToolChoice::Mode(ToolChoiceMode::Required)) if tools.is_empty() => Err(
+            "Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified."
+                .into(),
+        ),
+        Some(ToolChoice::Mode(ToolChoiceMode::Required)) => Ok(Some(ReplyFormat::Call { name: None })),
+        Some(ToolChoice::Mode(ToolChoiceMode::Other(other))) => Err(format!(
+            "Invalid value for 'tool_choice': {} (expected \"none\", \"auto\", \"required\" or a named function)",
+            quoted(other)
+        )),
+        Some(ToolChoice::Named(named)) => {
+            let name = match (&named.kind, &named.function) {
+                (ToolKind::Function, Some(function)) => &function.name,
+                (ToolKind::Function, None) => {
+                    return Err("tool_choice.function.name is required".into());
+                }
+                _ => {
+                    return Err(
+                        "tool_choice: the mock forces function tools only ({\"type\": \"function\", ...})"
+                            .into(),
+                    );
+                }
+            };
+            if !tools.iter().any(|t| t.name == *name) {
+                return Err(format!(
+                    "Invalid value for 'tool_choice': no function named {} is among 'tools'",
+                    quoted(name)
+                ));
+            }
+            Ok(Some(ReplyFormat::Call {
+                name: Some(name.clone()),
+            }))
+        }
+    }
+}
+
+/// The reply format `response_format` asks for.
+fn format(request: &ChatCompletionRequest) -> Result<ReplyFormat, String> {
+    Ok(match &request.response_format {
         None => ReplyFormat::Free,
         Some(format) => match &format.kind {
             ResponseFormatKind::Text => ReplyFormat::Free,
@@ -79,16 +166,6 @@ pub(crate) fn parse(body: &Value) -> Result<Call, String> {
                 );
             }
         },
-    };
-    Ok(Call {
-        request: MockRequest {
-            model: request.model.clone(),
-            messages,
-            format,
-            stream: request.stream.unwrap_or(false),
-            tools: tools(&request)?,
-        },
-        include_usage: request.include_usage(),
     })
 }
 
@@ -191,15 +268,19 @@ fn tools(request: &ChatCompletionRequest) -> Result<Vec<MockTool>, String> {
         .collect()
 }
 
-/// The id of a reply's `index`th call.
-fn call_id(id: &str, index: usize) -> String {
-    format!("call_mock_{id}_{index}")
+/// The calls `reply` makes, with the ids of their `tool_calls` entries (for the request log).
+pub(crate) fn calls_made(reply: &MockReply) -> Vec<CallMade> {
+    match reply {
+        // Written as content, not as a call (a forced tool's input is Anthropic's form).
+        MockReply::ToolCall { .. } => Vec::new(),
+        _ => reply.calls(|i| reply.info().call_id(i)),
+    }
 }
 
 /// A call as a message's `tool_calls` entry (`arguments` as JSON text).
-fn tool_call(id: &str, index: usize, call: &MockCall) -> ToolCall {
+fn tool_call(id: String, call: &MockCall) -> ToolCall {
     ToolCall {
-        id: call_id(id, index),
+        id,
         kind: ToolKind::Function,
         function: Some(FunctionCall {
             name: call.name.clone(),
@@ -242,6 +323,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
     let model = call.request.model.as_str();
     let id = format!("chatcmpl-mock-{}", reply.info().id);
     let no_calls = Vec::new();
+    let broken_call;
     let (content, calls, usage, finish, broken, scripted) = match reply {
         MockReply::Http {
             status,
@@ -299,6 +381,27 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
                 pieces.as_deref(),
             )
         }
+        // A forced call's stream breaks off inside its arguments.
+        MockReply::BrokenStream {
+            tool: Some(name),
+            content,
+            usage,
+            ..
+        } => {
+            broken_call = vec![MockCall {
+                name: name.clone(),
+                arguments: serde_json::from_str(content)
+                    .unwrap_or_else(|_| Value::String(content.clone())),
+            }];
+            (
+                String::new(),
+                &broken_call,
+                usage,
+                FinishReason::ToolCalls,
+                true,
+                None,
+            )
+        }
         MockReply::BrokenStream { content, usage, .. } => (
             content.clone(),
             &no_calls,
@@ -308,7 +411,6 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
             None,
         ),
     };
-    let reply_id = reply.info().id.as_str();
     let created = unix_time();
     if !call.request.stream {
         let mut message = ChatMessage::new(wire::Role::Assistant, content.clone());
@@ -321,7 +423,7 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
                 calls
                     .iter()
                     .enumerate()
-                    .map(|(i, c)| tool_call(reply_id, i, c))
+                    .map(|(i, c)| tool_call(reply.info().call_id(i), c))
                     .collect(),
             );
         }
@@ -377,13 +479,14 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
         content: Some(Some(content.to_owned())),
         ..Delta::default()
     };
-    let mut frames = vec![delta(
-        Delta {
-            role: Some(wire::Role::Assistant),
-            ..text("")
-        },
-        None,
-    )];
+    // A reply that only calls tools starts with `content: null`, as OpenAI's does (a client
+    // that adds the deltas up ends with `null` content, as when not streamed).
+    let first = Delta {
+        role: Some(wire::Role::Assistant),
+        content: Some((!content.is_empty() || calls.is_empty()).then(String::new)),
+        ..Delta::default()
+    };
+    let mut frames = vec![delta(first, None)];
     let parts = deltas(&content, scripted, piece_chars);
     let sent = if broken { parts.len() / 2 } else { parts.len() };
     for piece in parts.iter().take(sent) {
@@ -404,10 +507,12 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
             }]),
             ..Delta::default()
         };
-        let first = call_delta(Some(call_id(reply_id, index)), Some(c.name.clone()), "");
+        let first = call_delta(Some(reply.info().call_id(index)), Some(c.name.clone()), "");
         frames.push(delta(first, None));
         let arguments = c.arguments.to_string();
-        for piece in pieces(&arguments, piece_chars) {
+        let parts = pieces(&arguments, piece_chars);
+        let sent = if broken { parts.len() / 2 } else { parts.len() };
+        for piece in parts.into_iter().take(sent) {
             frames.push(delta(call_delta(None, None, piece), None));
         }
     }
@@ -427,370 +532,5 @@ fn finish_reason(stop: StopReason) -> FinishReason {
         StopReason::Length => FinishReason::Length,
     }
 }
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn requests_are_read_and_bad_ones_refused_with_a_reason() {
-        let call = parse(&json!({
-            "model": "gpt-x",
-            "messages": [
-                {"role": "developer", "content": [{"type": "text", "text": "be brief"}]},
-                {"role": "user", "content": "hi"},
-                {"role": "assistant", "content": null}
-            ],
-            "stream": true,
-            "stream_options": {"include_usage": true},
-            "response_format": {"type": "json_schema", "json_schema": {"name": "r", "schema": {"type": "object"}}}
-        }))
-        .unwrap();
-        assert!(call.request.stream && call.include_usage);
-        assert_eq!(call.request.messages[0].role, Role::System);
-        assert_eq!(call.request.messages[0].content, "be brief");
-        assert!(matches!(
-            call.request.format,
-            ReplyFormat::JsonSchema { .. }
-        ));
-        let bad = [
-            json!([]),
-            json!({"messages": []}),
-            json!({"model": "m"}),
-            json!({"model": "m", "messages": []}),
-            json!({"model": "m", "messages": [{"content": "x"}]}),
-            json!({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}),
-            json!({"model": "m", "messages": [{"role": "user", "content": 5}]}),
-            json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": "yes"}),
-            json!({"model": "m", "messages": [{"role": "user", "content": "x"}],
-                   "response_format": {"type": "json_schema"}}),
-            json!({"model": "m", "messages": [{"role": "user", "content": "x"}],
-                   "response_format": {"type": "yaml"}}),
-        ];
-        for body in bad {
-            assert!(parse(&body).is_err(), "{body}");
-        }
-    }
-
-    pub(super) fn call_reply() -> MockReply {
-        MockReply::Text {
-            content: "Let me ask.".into(),
-            calls: vec![MockCall {
-                name: "present_question".into(),
-                arguments: json!({"question": "Which?", "options": ["a", "b"]}),
-            }],
-            usage: Usage::default(),
-            stop: StopReason::End,
-            fault: None,
-            pieces: None,
-            info: crate::request::ReplyInfo {
-                id: "abc".into(),
-                attempt: 1,
-                delay: std::time::Duration::ZERO,
-                target: None,
-            },
-        }
-    }
-
-    pub(super) fn call_of(stream: bool) -> Call {
-        parse(&json!({
-            "model": "m",
-            "messages": [{"role": "user", "content": "hi"}],
-            "stream": stream,
-            "tools": [{"type": "function", "function": {"name": "present_question", "parameters": {"type": "object"}}}]
-        }))
-        .unwrap()
-    }
-
-    #[test]
-    fn tools_are_read_and_calls_written_whole_and_streamed() {
-        let call = call_of(false);
-        assert_eq!(call.request.tools[0].name, "present_question");
-        let none = parse(&json!({
-            "model": "m", "messages": [{"role": "user", "content": "hi"}],
-            "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": "none"
-        }))
-        .unwrap();
-        assert!(none.request.tools.is_empty());
-        assert!(
-            parse(
-                &json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "tools": {}})
-            )
-            .is_err()
-        );
-
-        let Rendered::Json { body, .. } = render(&call_reply(), &call, 6) else {
-            panic!("not JSON")
-        };
-        let choice = &body["choices"][0];
-        assert_eq!(choice["finish_reason"], "tool_calls");
-        assert_eq!(choice["message"]["content"], "Let me ask.");
-        let function = &choice["message"]["tool_calls"][0]["function"];
-        assert_eq!(function["name"], "present_question");
-        let arguments: Value =
-            serde_json::from_str(function["arguments"].as_str().unwrap()).unwrap();
-        assert_eq!(arguments["question"], "Which?");
-
-        let Rendered::Events { frames, .. } = render(&call_reply(), &call_of(true), 6) else {
-            panic!("not events")
-        };
-        let (mut name, mut joined) = (String::new(), String::new());
-        for frame in &frames {
-            let Ok(chunk) =
-                serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: "))
-            else {
-                continue;
-            };
-            for piece in chunk
-                .pointer("/choices/0/delta/tool_calls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                assert_eq!(piece["index"], 0);
-                name.push_str(
-                    piece
-                        .pointer("/function/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or(""),
-                );
-                joined.push_str(
-                    piece
-                        .pointer("/function/arguments")
-                        .and_then(Value::as_str)
-                        .unwrap_or(""),
-                );
-            }
-        }
-        assert_eq!(name, "present_question");
-        assert_eq!(serde_json::from_str::<Value>(&joined).unwrap(), arguments);
-    }
-
-    /// The content deltas and the tool-call argument pieces of streamed frames.
-    fn streamed(frames: &[String]) -> (Vec<String>, Vec<String>) {
-        let (mut content, mut arguments) = (Vec::new(), Vec::new());
-        for frame in frames {
-            let Ok(chunk) =
-                serde_json::from_str::<Value>(frame.trim().trim_start_matches("data: "))
-            else {
-                continue;
-            };
-            let delta = &chunk["choices"][0]["delta"];
-            if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
-                content.push(text.to_owned());
-            }
-            if let Some(piece) = delta
-                .pointer("/tool_calls/0/function/arguments")
-                .and_then(Value::as_str)
-                .filter(|t| !t.is_empty())
-            {
-                arguments.push(piece.to_owned());
-            }
-        }
-        (content, arguments)
-    }
-
-    #[test]
-    fn deltas_follow_the_piece_size_or_the_scripted_pieces() {
-        let scripted = |reply: MockReply, pieces: &[&str]| match reply {
-            MockReply::Text {
-                content,
-                calls,
-                usage,
-                stop,
-                fault,
-                info,
-                ..
-            } => MockReply::Text {
-                content,
-                calls,
-                usage,
-                stop,
-                fault,
-                pieces: Some(pieces.iter().map(|p| (*p).to_owned()).collect()),
-                info,
-            },
-            other => other,
-        };
-        // (reply, piece chars, content deltas, every argument piece at most this long)
-        let cases: [(MockReply, usize, &[&str], usize); 4] = [
-            (call_reply(), 6, &["Let me", " ask."], 6),
-            (
-                call_reply(),
-                1,
-                &["L", "e", "t", " ", "m", "e", " ", "a", "s", "k", "."],
-                1,
-            ),
-            (call_reply(), 100, &["Let me ask."], 100),
-            (
-                scripted(call_reply(), &["Le", "t me ask", "."]),
-                2,
-                &["Le", "t me ask", "."],
-                2,
-            ),
-        ];
-        for (reply, chars, expected, longest) in cases {
-            let Rendered::Events { frames, broken } = render(&reply, &call_of(true), chars) else {
-                panic!("not events")
-            };
-            assert!(!broken);
-            let (content, arguments) = streamed(&frames);
-            assert_eq!(content, expected, "{chars}");
-            assert!(
-                arguments.iter().all(|a| a.chars().count() <= longest),
-                "{arguments:?}"
-            );
-            let joined: Value = serde_json::from_str(&arguments.concat()).unwrap();
-            assert_eq!(joined["question"], "Which?");
-        }
-        // Not streamed: the pieces' concatenation is the content.
-        let whole = scripted(call_reply(), &["Let me", " ask."]);
-        let Rendered::Json { body, .. } = render(&whole, &call_of(false), 6) else {
-            panic!("not JSON")
-        };
-        assert_eq!(body["choices"][0]["message"]["content"], "Let me ask.");
-    }
-}
-
-#[cfg(test)]
-mod wire_tests {
-    use super::tests::{call_of, call_reply};
-    use super::*;
-    use serde_json::json;
-
-    /// A frame's JSON with its `created` (the clock) taken out.
-    fn data(frame: &str) -> Value {
-        let mut value: Value =
-            serde_json::from_str(frame.strip_prefix("data: ").unwrap().trim_end()).unwrap();
-        // Written with its keys in order, as a `Value` writes them.
-        assert_eq!(format!("data: {value}\n\n"), frame);
-        value.as_object_mut().unwrap().remove("created");
-        value
-    }
-
-    #[test]
-    fn completions_chunks_and_errors_are_written_exactly_as_before() {
-        let arguments = json!({"question": "Which?", "options": ["a", "b"]}).to_string();
-        let mut call = call_of(false);
-        let Rendered::Json { body, .. } = render(&call_reply(), &call, 100) else {
-            panic!("not JSON")
-        };
-        let mut body = body;
-        body.as_object_mut().unwrap().remove("created");
-        assert_eq!(
-            body,
-            json!({"id": "chatcmpl-mock-abc", "object": "chat.completion", "model": "m",
-                "choices": [{"index": 0, "logprobs": null, "finish_reason": "tool_calls",
-                    "message": {"role": "assistant", "content": "Let me ask.", "refusal": null,
-                        "tool_calls": [{"id": "call_mock_abc_0", "type": "function",
-                            "function": {"name": "present_question", "arguments": arguments}}]}}],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-                "system_fingerprint": "bridle-mock"})
-        );
-        call.request.stream = true;
-        call.include_usage = true;
-        let Rendered::Events { frames, broken } = render(&call_reply(), &call, 100) else {
-            panic!("not events")
-        };
-        assert!(!broken);
-        let chunk = |delta: Value, finish: Value| {
-            json!({"id": "chatcmpl-mock-abc", "object": "chat.completion.chunk", "model": "m",
-                "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
-        };
-        let expected = [
-            chunk(json!({"role": "assistant", "content": ""}), Value::Null),
-            chunk(json!({"content": "Let me ask."}), Value::Null),
-            chunk(
-                json!({"tool_calls": [{"index": 0, "id": "call_mock_abc_0", "type": "function",
-                    "function": {"name": "present_question", "arguments": ""}}]}),
-                Value::Null,
-            ),
-            chunk(
-                json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}),
-                Value::Null,
-            ),
-            chunk(json!({}), json!("tool_calls")),
-            json!({"id": "chatcmpl-mock-abc", "object": "chat.completion.chunk", "model": "m",
-                "choices": [],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}),
-        ];
-        assert_eq!(frames.len(), expected.len() + 1);
-        for (frame, expected) in frames.iter().zip(expected) {
-            assert_eq!(data(frame), expected);
-        }
-        assert_eq!(frames.last().unwrap(), "data: [DONE]\n\n");
-        assert_eq!(
-            error(429, "slow down"),
-            json!({"error": {"message": "slow down", "type": "requests", "param": null,
-                "code": "rate_limit_exceeded"}})
-        );
-        assert_eq!(
-            error(400, "bad")["error"],
-            json!({"message": "bad", "type": "invalid_request_error", "param": null, "code": null})
-        );
-    }
-
-    #[test]
-    fn refusals_keep_their_messages() {
-        let user = json!([{"role": "user", "content": "x"}]);
-        let cases = [
-            (json!([]), "the request body must be a JSON object"),
-            (
-                json!({"messages": user}),
-                "you must provide a model parameter (a string)",
-            ),
-            (
-                json!({"model": "m"}),
-                "'messages' is a required property and must be an array",
-            ),
-            (
-                json!({"model": "m", "messages": []}),
-                "'messages' must contain at least one message",
-            ),
-            (
-                json!({"model": "m", "messages": [{"content": "x"}]}),
-                "messages[0].role is required",
-            ),
-            (
-                json!({"model": "m", "messages": [{"role": "wizard", "content": "x"}]}),
-                "messages[0].role \"wizard\" is not supported",
-            ),
-            (
-                json!({"model": "m", "messages": [{"role": "user", "content": 5}]}),
-                "messages[0].content must be a string or an array of parts",
-            ),
-            (
-                json!({"model": "m", "messages": [{"role": "user"}]}),
-                "messages[0].content must be a string or an array of parts",
-            ),
-            (
-                json!({"model": "m", "messages": user, "stream": "yes"}),
-                "'stream' must be a boolean",
-            ),
-            (
-                json!({"model": "m", "messages": user, "stream_options": {"include_usage": 1}}),
-                "'stream_options.include_usage' must be a boolean",
-            ),
-            (
-                json!({"model": "m", "messages": user, "response_format": {"type": "json_schema"}}),
-                "response_format.json_schema.schema is required (a JSON Schema object)",
-            ),
-            (
-                json!({"model": "m", "messages": user, "response_format": {"type": "yaml"}}),
-                "response_format.type must be one of text, json_object, json_schema",
-            ),
-            (
-                json!({"model": "m", "messages": user, "tools": {}}),
-                "'tools' must be an array",
-            ),
-            (
-                json!({"model": "m", "messages": user, "tools": [{"type": "function", "function": {}}]}),
-                "tools[0].function.name is required",
-            ),
-        ];
-        for (body, message) in cases {
-            assert_eq!(parse(&body).err().as_deref(), Some(message), "{body}");
-        }
-    }
-}
+mod tests;

@@ -1,7 +1,10 @@
 //! [`MockRequest`] and [`MockReply`]: the provider-neutral chat request the mock model answers
 //! and its typed answer, shared by the HTTP front ends (OpenAI, Anthropic) and in-process
 //! callers; plus [`Conversation`], the facts the model reads from a request (system text, the
-//! turn's user message, Bridle's retry feedback, and from them the attempt number).
+//! turn's user message, Bridle's retry feedback, the tool results since it, and from them the
+//! attempt number). Tools are typed too: the offered ones ([`MockTool`]), a forced call
+//! ([`ReplyFormat::Call`]), the calls an assistant message made ([`CallMade`]) and the `tool`
+//! messages answering them ([`MockMessage::tool_result`]).
 
 use crate::faults::Fault;
 use serde::{Deserialize, Serialize};
@@ -17,27 +20,69 @@ pub const FEEDBACK_PREFIX: &str = "Your previous reply did not meet the contract
 pub enum Role {
     /// Instructions.
     System,
-    /// The user (or Bridle's retry feedback, or a tool result).
+    /// The user (or Bridle's retry feedback).
     User,
-    /// The model.
+    /// The model (its text, and the tools it called: [`MockMessage::calls`]).
     Assistant,
+    /// The result of a tool call (OpenAI `role: "tool"`, an Anthropic `tool_result` block),
+    /// answering the call [`MockMessage::call_id`].
+    Tool,
 }
 
-/// One message of a chat, as text.
+/// A call of a tool with its id: one the model made earlier in the conversation, as the client
+/// sends it back (an assistant message's OpenAI `tool_calls` entry or Anthropic `tool_use`
+/// block), or one the mock server answered with (its request log).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallMade {
+    /// The call's id (`call_…`, `toolu_…`), which the tool result names.
+    pub id: String,
+    /// The tool's name.
+    pub name: String,
+    /// The arguments (JSON text that is not JSON is kept as a JSON string).
+    pub arguments: Value,
+}
+
+/// One message of a chat: its text, and the calls of an assistant message or the call a tool
+/// result answers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MockMessage {
     /// Author.
     pub role: Role,
-    /// Text (several parts joined by newlines).
+    /// Text (several parts joined by newlines); a tool message's result.
     pub content: String,
+    /// An assistant message's calls of tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallMade>,
+    /// A tool message: the id of the call it answers (`None` when the client sent none, as
+    /// OpenAI's legacy `function` role does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
 }
 
 impl MockMessage {
-    /// A message of `role` with `content`.
+    /// A message of `role` with `content` (no calls).
     pub fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
             role,
             content: content.into(),
+            calls: Vec::new(),
+            call_id: None,
+        }
+    }
+
+    /// An assistant message with `content` (may be empty) that called `calls`.
+    pub fn assistant_calls(content: impl Into<String>, calls: Vec<CallMade>) -> Self {
+        Self {
+            calls,
+            ..Self::new(Role::Assistant, content)
+        }
+    }
+
+    /// The result `content` of the call `call_id` (a tool message).
+    pub fn tool_result(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            call_id: Some(call_id.into()),
+            ..Self::new(Role::Tool, content)
         }
     }
 
@@ -54,7 +99,8 @@ impl MockMessage {
     /// retry loops use (Pydantic's "1 validation error for …", as Instructor sends it back).
     /// Read as feedback only right after a reply of the model.
     pub fn is_validation_report(&self) -> bool {
-        self.role == Role::User && self.content.to_lowercase().contains("validation error")
+        matches!(self.role, Role::User | Role::Tool)
+            && self.content.to_lowercase().contains("validation error")
     }
 }
 
@@ -72,17 +118,33 @@ pub enum ReplyFormat {
         /// The schema.
         schema: Value,
     },
-    /// A forced tool call (Anthropic `tool_choice: {"type": "tool"}`): the reply is its input.
+    /// A forced tool call whose input is the reply: Bridle's structured output through a tool
+    /// (Anthropic `tool_choice: {"type": "tool"}`). The reply is the tool's input — the named
+    /// contract's value, faults included. When the system prompt names a contract whose schema
+    /// is not the tool's, the request is no such trick: the model calls the tool as
+    /// [`ReplyFormat::Call`] does, with arguments from the tool's schema.
     Tool {
         /// Tool name.
         name: String,
         /// The tool's `input_schema`.
         schema: Value,
     },
+    /// A call of an offered tool is forced: OpenAI `tool_choice: {"type": "function", …}`
+    /// (`name`) or `"required"` (no name: the first offered tool), Anthropic `{"type": "any"}`.
+    /// The reply is a call ([`MockReply::Text`] with `calls`, no text) whose arguments are
+    /// generated from the tool's `parameters` schema (structural content faults apply). A name
+    /// the request's tools do not have gets an HTTP 400 answer.
+    Call {
+        /// The tool to call; `None`: the first of [`MockRequest::tools`].
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
 }
 
-/// A function tool the request offers the model without forcing it (OpenAI `tools`,
-/// Anthropic `tools` without a forced `tool_choice`).
+/// A function tool the request offers the model (OpenAI `tools`, Anthropic `tools`). With
+/// `tool_choice: "none"` the front ends offer none. The model calls one on its own only when
+/// a script step asks ([`crate::Step::Call`]) or, in a question-card mode, `present_question`;
+/// [`ReplyFormat::Call`] forces a call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MockTool {
     /// The function's name.
@@ -113,8 +175,9 @@ pub struct MockRequest {
     /// Whether the answer is streamed (only [`Fault::BrokenStream`] cares).
     #[serde(default)]
     pub stream: bool,
-    /// Function tools the model may call. The mock calls `present_question` when a contract
-    /// with question cards is in a card mode; it calls no other tool.
+    /// Function tools the model may call. Unforced, the mock calls `present_question` when a
+    /// contract with question cards is in a card mode, and a tool a script step names; it
+    /// calls no other tool.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<MockTool>,
 }
@@ -217,14 +280,15 @@ pub enum MockReply {
     },
     /// An HTTP error instead of an answer.
     Http {
-        /// 500 or 429.
+        /// 500 or 429 for a fault; 400 for a request the mock cannot answer as asked (a forced
+        /// tool, or one a script step calls, that the request does not offer).
         status: u16,
         /// `Retry-After` in seconds.
         retry_after: Option<u64>,
         /// Error message for the body.
         message: String,
-        /// The transport fault.
-        fault: Fault,
+        /// The transport fault; `None` for a 400.
+        fault: Option<Fault>,
         /// Id, attempt, delay.
         info: ReplyInfo,
     },
@@ -254,6 +318,14 @@ pub enum MockReply {
     },
 }
 
+impl ReplyInfo {
+    /// The id of the answer's `index`th call as the OpenAI front end sends it
+    /// (`call_mock_<answer id>_<index>`): the same for the same request under the same seed.
+    pub fn call_id(&self, index: usize) -> String {
+        format!("call_mock_{}_{index}", self.id)
+    }
+}
+
 impl MockReply {
     /// Id, attempt, delay and target.
     pub fn info(&self) -> &ReplyInfo {
@@ -271,10 +343,31 @@ impl MockReply {
     pub fn fault(&self) -> Option<Fault> {
         match self {
             Self::Text { fault, .. } | Self::ToolCall { fault, .. } => *fault,
-            Self::Http { fault, .. } => Some(*fault),
+            Self::Http { fault, .. } => *fault,
             Self::BrokenStream { .. } => Some(Fault::BrokenStream),
             Self::Reset { .. } => Some(Fault::Reset),
             Self::Corrupt { fault, .. } => Some(*fault),
+        }
+    }
+
+    /// The calls of tools the answer makes (a forced tool's input as a call of it), with the
+    /// ids `id_of(index)` gives the `index`th of them.
+    pub fn calls(&self, id_of: impl Fn(usize) -> String) -> Vec<CallMade> {
+        let made = |(index, (name, arguments)): (usize, (&String, &Value))| CallMade {
+            id: id_of(index),
+            name: name.clone(),
+            arguments: arguments.clone(),
+        };
+        match self {
+            Self::Text { calls, .. } => calls
+                .iter()
+                .map(|c| (&c.name, &c.arguments))
+                .enumerate()
+                .map(made)
+                .collect(),
+            Self::ToolCall { name, input, .. } => vec![made((0, (name, input)))],
+            Self::Corrupt { reply, .. } => reply.calls(id_of),
+            _ => Vec::new(),
         }
     }
 
@@ -303,6 +396,8 @@ pub(crate) struct Conversation<'r> {
     pub feedback: Vec<&'r str>,
     /// How many of them are another loop's validation reports.
     pub reports: usize,
+    /// Tool results since the turn's user message (each a round of call → result → answer).
+    pub rounds: u64,
     /// Characters of every message.
     pub chars: usize,
 }
@@ -316,11 +411,17 @@ impl<'r> Conversation<'r> {
             user_turns: 0,
             feedback: Vec::new(),
             reports: 0,
+            rounds: 0,
             chars: 0,
         };
         let mut after_reply = false;
         for message in &request.messages {
-            talk.chars += message.content.chars().count();
+            talk.chars += message.content.chars().count()
+                + message
+                    .calls
+                    .iter()
+                    .map(|c| c.name.len() + c.arguments.to_string().len())
+                    .sum::<usize>();
             let follows_reply =
                 std::mem::replace(&mut after_reply, message.role == Role::Assistant);
             match message.role {
@@ -331,7 +432,7 @@ impl<'r> Conversation<'r> {
                     talk.system.push_str(&message.content);
                 }
                 Role::User if message.is_feedback() => talk.feedback.push(&message.content),
-                Role::User if follows_reply && message.is_validation_report() => {
+                Role::User | Role::Tool if follows_reply && message.is_validation_report() => {
                     talk.feedback.push(&message.content);
                     talk.reports += 1;
                 }
@@ -341,7 +442,9 @@ impl<'r> Conversation<'r> {
                     }
                     talk.turn_user = &message.content;
                     talk.user_turns += 1;
+                    talk.rounds = 0;
                 }
+                Role::Tool => talk.rounds += 1,
                 Role::Assistant => {}
             }
         }
@@ -359,6 +462,15 @@ impl<'r> Conversation<'r> {
     /// how many turns came before.
     pub(crate) fn turn_key(&self) -> u64 {
         mix(&[fnv(self.first_user), fnv(self.turn_user), self.user_turns])
+    }
+
+    /// Identifies the request's round within its turn: the turn, and the tool results since
+    /// its user message (the turn's own key when there are none).
+    pub(crate) fn round_key(&self) -> u64 {
+        match self.rounds {
+            0 => self.turn_key(),
+            rounds => mix(&[self.turn_key(), rounds]),
+        }
     }
 
     /// The name of the contract Bridle's instructions name, if any.
@@ -382,6 +494,16 @@ impl<'r> Conversation<'r> {
         }
         None
     }
+}
+
+/// The most characters of a name (a tool's, a role's) an error message repeats.
+const MAX_NAME_CHARS: usize = 100;
+
+/// `name` in quotes for an error message, at most [`MAX_NAME_CHARS`] of it.
+pub(crate) fn quoted(name: &str) -> String {
+    let short: String = name.chars().take(MAX_NAME_CHARS).collect();
+    let more = if short.len() < name.len() { "…" } else { "" };
+    format!("{short:?}{more}")
 }
 
 /// FNV-1a of `text`: a stable hash (the standard hasher may change between Rust versions).
@@ -442,6 +564,49 @@ mod tests {
         assert_eq!(a.turn_key(), b.turn_key());
         assert_ne!(a.turn_key(), c.turn_key());
         assert_eq!(c.first_user, "hello");
+    }
+
+    #[test]
+    fn tool_results_are_rounds_of_the_turn_and_a_report_in_one_is_feedback() {
+        let call = || {
+            MockMessage::assistant_calls(
+                "",
+                vec![CallMade {
+                    id: "call_1".into(),
+                    name: "f".into(),
+                    arguments: serde_json::json!({}),
+                }],
+            )
+        };
+        let base = request(&[(Role::System, "s"), (Role::User, "hello")]);
+        let mut after = base.clone();
+        after.messages.push(call());
+        after
+            .messages
+            .push(MockMessage::tool_result("call_1", "42"));
+        let mut report = base.clone();
+        report.messages.push(call());
+        report.messages.push(MockMessage::tool_result(
+            "call_1",
+            "1 validation error for F\nx\n  Field required",
+        ));
+        let (a, b, c) = (
+            Conversation::read(&base),
+            Conversation::read(&after),
+            Conversation::read(&report),
+        );
+        // A result: the same turn, a round further, not a retry.
+        assert_eq!((b.turn_key(), b.rounds, b.attempt()), (a.turn_key(), 1, 1));
+        assert_ne!(b.round_key(), a.round_key());
+        assert_eq!(a.round_key(), a.turn_key());
+        // A report in a tool message right after the call: feedback (Instructor's tool mode).
+        assert_eq!((c.rounds, c.attempt(), c.reports), (0, 2, 1));
+        // A new user message starts a new turn with no rounds.
+        let mut next = after.clone();
+        next.messages.push(MockMessage::new(Role::User, "and now?"));
+        let d = Conversation::read(&next);
+        assert_eq!((d.rounds, d.user_turns), (0, 2));
+        assert!(b.chars > a.chars, "calls count towards the prompt");
     }
 
     #[test]

@@ -6,22 +6,28 @@
 //!   {"attempts": [{"fault": {"kind": "wrong_key"}}, {"valid": true}]},
 //!   {"attempts": [{"reply": "literal text"}]},
 //!   {"attempts": [{"pieces": ["SUGG", "ESTED_VALUES: [\"a\"]"]}]},
-//!   {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]}
+//!   {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]},
+//!   {"attempts": [{"call": {"name": "get_weather"}}, {"reply": "Sunny."}]}
 //! ]}
 //! ```
 //!
 //! Each attempt is exactly one of `{"valid": true}` (a valid reply), `{"fault": {...}}` (a
-//! [`Fault`]), `{"reply": "..."}` (this exact text) or `{"pieces": ["...", ...]}` (the text
+//! [`Fault`]), `{"reply": "..."}` (this exact text), `{"pieces": ["...", ...]}` (the text
 //! the pieces make together; a streamed answer sends exactly those pieces as its content
-//! deltas — to test a client on a marker or a key split across deltas).
+//! deltas — to test a client on a marker or a key split across deltas) or `{"call": {"name":
+//! "...", "arguments": {...}}}` (a call of the offered tool `name`, with these arguments or,
+//! without them, arguments generated from the tool's schema; a tool the request does not offer
+//! gets an HTTP 400 answer naming it).
 //!
-//! Turns are consumed in order: a request that starts a turn (no retry feedback in it, and not
-//! a retry after a transport fault) takes the next script turn; each later request of that turn
-//! takes the turn's next entry. Past the end of a turn's entries, or of the script, replies are
-//! valid.
+//! Turns are consumed in order: a request that starts a turn (no retry feedback in it, no tool
+//! result after its user message, and not a retry after a transport fault) takes the next
+//! script turn; each later request of that turn — a retry, or the request that brings the
+//! results of a call back — takes the turn's next entry. Past the end of a turn's entries, or of
+//! the script, replies are valid.
 
 use crate::faults::Fault;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::path::Path;
 
 /// What one request gets.
@@ -37,6 +43,20 @@ pub enum Step {
     /// The reply text these pieces make together, streamed as exactly these content deltas
     /// (at least one piece).
     Pieces(Vec<String>),
+    /// A call of an offered tool, whatever `tool_choice` says (except `"none"`, which offers
+    /// no tools).
+    Call(ScriptCall),
+}
+
+/// The call a [`Step::Call`] makes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptCall {
+    /// The tool's name: one the request offers.
+    pub name: String,
+    /// These exact arguments; `None`: arguments generated from the tool's schema.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
 }
 
 /// The entries of one turn, for its successive requests.
@@ -96,7 +116,8 @@ impl Script {
     }
 }
 
-/// The wire form of a [`Step`]: exactly one of `valid: true`, `fault`, `reply`, `pieces`.
+/// The wire form of a [`Step`]: exactly one of `valid: true`, `fault`, `reply`, `pieces`,
+/// `call`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawStep {
@@ -108,27 +129,34 @@ struct RawStep {
     reply: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pieces: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    call: Option<ScriptCall>,
 }
 
 impl TryFrom<RawStep> for Step {
     type Error = String;
 
     fn try_from(raw: RawStep) -> Result<Self, Self::Error> {
-        match (raw.valid, raw.fault, raw.reply, raw.pieces) {
-            (Some(true), None, None, None) => Ok(Self::Valid),
-            (None, Some(fault), None, None) => Ok(Self::Fault(fault)),
-            (None, None, Some(reply), None) => Ok(Self::Reply(reply)),
-            (None, None, None, Some(pieces)) if pieces.is_empty() => {
+        match (raw.valid, raw.fault, raw.reply, raw.pieces, raw.call) {
+            (Some(true), None, None, None, None) => Ok(Self::Valid),
+            (None, Some(fault), None, None, None) => Ok(Self::Fault(fault)),
+            (None, None, Some(reply), None, None) => Ok(Self::Reply(reply)),
+            (None, None, None, Some(pieces), None) if pieces.is_empty() => {
                 Err("\"pieces\" must list at least one piece of the reply".into())
             }
-            (None, None, None, Some(pieces)) => Ok(Self::Pieces(pieces)),
-            (Some(false), None, None, None) => Err(
+            (None, None, None, Some(pieces), None) => Ok(Self::Pieces(pieces)),
+            (None, None, None, None, Some(call)) if call.name.trim().is_empty() => {
+                Err("\"call\" must name the tool to call (\"name\")".into())
+            }
+            (None, None, None, None, Some(call)) => Ok(Self::Call(call)),
+            (Some(false), None, None, None, None) => Err(
                 "\"valid\": false says nothing about the reply; use a \"fault\" or a \"reply\""
                     .into(),
             ),
             _ => Err(
                 "each attempt is exactly one of {\"valid\": true}, {\"fault\": {...}}, \
-                 {\"reply\": \"...\"}, {\"pieces\": [\"...\", ...]}"
+                 {\"reply\": \"...\"}, {\"pieces\": [\"...\", ...]}, \
+                 {\"call\": {\"name\": \"...\"}}"
                     .into(),
             ),
         }
@@ -154,6 +182,10 @@ impl From<Step> for RawStep {
                 pieces: Some(pieces),
                 ..Self::default()
             },
+            Step::Call(call) => Self {
+                call: Some(call),
+                ..Self::default()
+            },
         }
     }
 }
@@ -169,7 +201,8 @@ mod tests {
                 {"attempts": [{"fault": {"kind": "wrong_key"}}, {"valid": true}]},
                 {"attempts": [{"reply": "literal text"}]},
                 {"attempts": [{"pieces": ["SUGG", "ESTED_VALUES: [\"a\"]"]}]},
-                {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]}
+                {"attempts": [{"fault": {"kind": "http429", "retry_after_secs": 1}}]},
+                {"attempts": [{"call": {"name": "get_weather"}}, {"reply": "Sunny."}]}
             ]}"#,
         )
         .unwrap();
@@ -187,6 +220,14 @@ mod tests {
                 retry_after_secs: 1
             })
         );
+        assert_eq!(
+            script.step(4, 0),
+            Step::Call(ScriptCall {
+                name: "get_weather".into(),
+                arguments: None
+            })
+        );
+        assert_eq!(script.step(4, 1), Step::Reply("Sunny.".into()));
         assert_eq!(script.step(9, 0), Step::Valid);
         let again = Script::from_json(&serde_json::to_string(&script).unwrap()).unwrap();
         assert_eq!(again, script);
@@ -203,6 +244,20 @@ mod tests {
                 r#"{"pieces":["SUGG","ESTED"]}"#,
             ),
             (Step::Pieces(vec![String::new()]), r#"{"pieces":[""]}"#),
+            (
+                Step::Call(ScriptCall {
+                    name: "f".into(),
+                    arguments: None,
+                }),
+                r#"{"call":{"name":"f"}}"#,
+            ),
+            (
+                Step::Call(ScriptCall {
+                    name: "f".into(),
+                    arguments: Some(serde_json::json!({"city": "Oslo"})),
+                }),
+                r#"{"call":{"name":"f","arguments":{"city":"Oslo"}}}"#,
+            ),
             (
                 Step::Pieces(vec!["é".into(), "🙂".into()]),
                 r#"{"pieces":["é","🙂"]}"#,
@@ -234,6 +289,13 @@ mod tests {
             (r#"{"pieces": "ab"}"#, ""),
             (r#"{"pieces": ["a", 1]}"#, ""),
             (r#"{"piece": ["a"]}"#, "unknown field"),
+            (r#"{"call": {"name": " "}}"#, "must name the tool"),
+            (r#"{"call": {}}"#, "missing field `name`"),
+            (
+                r#"{"call": {"name": "f", "args": {}}}"#,
+                "unknown field `args`",
+            ),
+            (r#"{"call": {"name": "f"}, "reply": "x"}"#, "exactly one of"),
         ];
         for (step, reason) in cases {
             let text = format!(r#"{{"turns": [{{"attempts": [{step}]}}]}}"#);

@@ -13,7 +13,7 @@ use crate::corrupt;
 use crate::faults::Fault;
 use crate::log::{Answer, LoggedRequest, RequestLog};
 use crate::model::MockModel;
-use crate::request::{MockReply, MockRequest};
+use crate::request::{CallMade, MockReply, MockRequest};
 use crate::reset::{ResetHandle, ResettableListener};
 use crate::stream::{Pacing, Tally, sse_body};
 use crate::{anthropic, openai};
@@ -86,6 +86,13 @@ impl Api {
         match self {
             Self::OpenAi => openai::render(reply, call, piece_chars),
             Self::Anthropic => anthropic::render(reply, call, piece_chars),
+        }
+    }
+
+    fn calls_made(self, reply: &MockReply) -> Vec<CallMade> {
+        match self {
+            Self::OpenAi => openai::calls_made(reply),
+            Self::Anthropic => anthropic::calls_made(reply),
         }
     }
 
@@ -282,6 +289,7 @@ async fn complete(
         attempt: Some(info.attempt),
         target: info.target.clone(),
         delay_ms: u64::try_from(info.delay.as_millis()).unwrap_or(u64::MAX),
+        calls: api.calls_made(&reply),
         stream: None,
     });
     let delay = info.delay;

@@ -11,14 +11,14 @@ use super::events::async_stream_events;
 use super::http::{self, HttpSettings, SseEvent};
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Role, Usage, non_streaming, offered_functions, streaming,
+    Usage, non_streaming, offered_functions, streaming,
 };
 use async_trait::async_trait;
 use bridle_core::ToolCall;
 use bridle_wire::Extra;
 use bridle_wire::anthropic::{
-    ContentBlock, Delta, ErrorBody, Message, MessagesRequest, MessagesResponse, StreamEvent,
-    System, Tool, ToolChoice, ToolChoiceKind,
+    ContentBlock, Delta, ErrorBody, Message, MessagesRequest, MessagesResponse, Metadata,
+    StreamEvent, System, Tool, ToolChoice, ToolChoiceKind,
 };
 use bridle_wire::openai::FunctionDefinition;
 use futures::StreamExt;
@@ -26,6 +26,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+mod convert;
 
 /// The API version header Bridle speaks.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -60,17 +62,12 @@ impl Anthropic {
         let system: Vec<&str> = request
             .messages
             .iter()
-            .filter(|m| m.role == Role::System)
+            .filter(|m| m.role.is_instructions())
             .map(|m| m.content.as_str())
             .collect();
-        let messages: Vec<Message> = request
-            .messages
-            .iter()
-            .filter(|m| m.role != Role::System)
-            .map(|m| Message::text(m.role.into(), m.content.clone()))
-            .collect();
+        let messages: Vec<Message> = convert::messages(request);
         let mut tools: Vec<Tool> = offered_functions(&request.tools).map(tool_of).collect();
-        let mut tool_choice = None;
+        let mut tool_choice = convert::tool_choice(request);
         if self.tool_output
             && let Some(ResponseFormat::JsonSchema { schema, .. }) = &request.response_format
         {
@@ -88,11 +85,18 @@ impl Anthropic {
             messages,
             system: (!system.is_empty()).then(|| System::Text(system.join("\n\n"))),
             temperature: request.temperature,
-            top_p: None,
+            top_p: request.options.top_p,
             top_k: None,
-            stop_sequences: None,
+            stop_sequences: request
+                .options
+                .stop
+                .is_some()
+                .then(|| request.options.stop_sequences()),
             stream: stream.then_some(true),
-            metadata: None,
+            metadata: request.options.user.as_ref().map(|user| Metadata {
+                user_id: Some(Some(user.clone())),
+                extra: Extra::new(),
+            }),
             tools: (!tools.is_empty()).then_some(tools),
             tool_choice,
             thinking: None,
@@ -215,8 +219,31 @@ fn tool_calls_of(answer: &MessagesResponse, forced: Option<&str>) -> Vec<ToolCal
     answer
         .tool_uses()
         .filter(|call| !call.name.is_empty() && call.name != forced)
-        .map(|call| ToolCall::new(&call.name, call.input.clone()))
+        .map(|call| ToolCall::new(&call.name, call.input.clone()).with_id(&call.id))
         .collect()
+}
+
+/// A tool call piece in OpenAI's form: the `index`-th call of the reply, its id and name
+/// (first piece) or more of its arguments.
+fn call_piece(
+    index: usize,
+    start: Option<(String, String)>,
+    arguments: Option<String>,
+) -> bridle_wire::openai::ToolCallDelta {
+    let (id, name) = start.unzip();
+    bridle_wire::openai::ToolCallDelta {
+        index: u32::try_from(index).unwrap_or(u32::MAX),
+        kind: id
+            .is_some()
+            .then_some(bridle_wire::openai::ToolKind::Function),
+        id,
+        function: Some(bridle_wire::openai::FunctionCallDelta {
+            name,
+            arguments: arguments.or_else(|| Some(String::new())),
+            extra: Extra::new(),
+        }),
+        extra: Extra::new(),
+    }
 }
 
 /// Reads one server-sent event's data as a stream event; data without a `type` takes the
@@ -239,6 +266,8 @@ enum Next {
     Nothing,
     /// More reply text.
     Delta(String),
+    /// A piece of an offered tool's call.
+    ToolCall(bridle_wire::openai::ToolCallDelta),
     /// The end: the whole completion.
     Done(Completion),
 }
@@ -254,8 +283,8 @@ struct StreamRead {
     usage: Usage,
     model: Option<String>,
     stop: Option<String>,
-    /// Offered (not forced) tool_use blocks by index: name and input JSON so far.
-    calls: BTreeMap<u64, (String, String)>,
+    /// Offered (not forced) tool_use blocks by block index: id, name and input JSON so far.
+    calls: BTreeMap<u64, (String, String, String)>,
 }
 
 impl StreamRead {
@@ -286,13 +315,27 @@ impl StreamRead {
                 if let ContentBlock::ToolUse(call) = start.content_block
                     && call.name != self.forced
                 {
-                    self.calls.insert(start.index, (call.name, String::new()));
+                    let piece = call_piece(
+                        self.calls.len(),
+                        Some((call.id.clone(), call.name.clone())),
+                        None,
+                    );
+                    self.calls
+                        .insert(start.index, (call.id, call.name, String::new()));
+                    return Ok(Next::ToolCall(piece));
                 }
             }
             StreamEvent::ContentBlockDelta(piece) => {
-                if let Some((_, input)) = self.calls.get_mut(&piece.index) {
-                    if let Delta::InputJsonDelta(json) = &piece.delta {
+                if let Some(position) = self.calls.keys().position(|k| *k == piece.index)
+                    && let Some((_, _, input)) = self.calls.get_mut(&piece.index)
+                {
+                    if let Delta::InputJsonDelta(json) = piece.delta {
                         input.push_str(&json.partial_json);
+                        return Ok(Next::ToolCall(call_piece(
+                            position,
+                            None,
+                            Some(json.partial_json),
+                        )));
                     }
                     return Ok(Next::Nothing);
                 }
@@ -332,7 +375,7 @@ impl StreamRead {
     fn done(&mut self) -> Completion {
         let tool_calls: Vec<ToolCall> = std::mem::take(&mut self.calls)
             .into_values()
-            .map(|(name, input)| ToolCall::from_text(name, &input))
+            .map(|(id, name, input)| ToolCall::from_text(name, &input).with_id(id))
             .collect();
         let (content, usage, stop) = (
             std::mem::take(&mut self.content),
@@ -361,6 +404,10 @@ impl StreamRead {
 impl Provider for Anthropic {
     fn name(&self) -> &str {
         "anthropic"
+    }
+
+    fn check(&self, request: &ChatRequest) -> Result<(), ProviderError> {
+        convert::refusal(request).map_or(Ok(()), Err)
     }
 
     fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload {
@@ -408,6 +455,11 @@ impl Provider for Anthropic {
                             return;
                         }
                     }
+                    Ok(Next::ToolCall(piece)) => {
+                        if !tx.tool_call(piece).await {
+                            return;
+                        }
+                    }
                     Ok(Next::Done(completion)) => return tx.done(completion).await,
                     Err(e) => return tx.error(e).await,
                 }
@@ -423,7 +475,7 @@ impl Provider for Anthropic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ChatMessage;
+    use crate::{ChatMessage, Role};
 
     /// A response given as JSON, read through the wire type.
     fn read(raw: &Value) -> MessagesResponse {
@@ -458,6 +510,7 @@ mod tests {
             max_tokens: None,
             response_format: format,
             tools,
+            ..ChatRequest::default()
         }
     }
 
@@ -506,8 +559,8 @@ mod tests {
         assert_eq!(
             tool_calls_of(&raw, None),
             [
-                ToolCall::new("present_question", json!({"question": "Which?"})),
-                ToolCall::new("other", json!({})),
+                ToolCall::new("present_question", json!({"question": "Which?"})).with_id("t1"),
+                ToolCall::new("other", json!({})).with_id("t2"),
             ]
         );
         let forced = json!({"content": [
@@ -576,6 +629,7 @@ mod tests {
             match read_event(event).and_then(|event| read.take(event)) {
                 Ok(Next::Nothing) => {}
                 Ok(Next::Delta(text)) => deltas.push(text),
+                Ok(Next::ToolCall(_)) => {}
                 Ok(Next::Done(completion)) => return (deltas, Ok(completion)),
                 Err(e) => return (deltas, Err(e)),
             }
@@ -636,10 +690,7 @@ mod tests {
         );
         assert_eq!(
             done.tool_calls,
-            [ToolCall::new(
-                "present_question",
-                json!({"question": "Which?"})
-            )]
+            [ToolCall::new("present_question", json!({"question": "Which?"})).with_id("t1")]
         );
     }
 

@@ -16,6 +16,11 @@ impl EventSender {
             .is_ok()
     }
 
+    /// Sends a tool call piece; false when the reader went away.
+    pub(crate) async fn tool_call(&self, piece: bridle_wire::openai::ToolCallDelta) -> bool {
+        self.0.send(Ok(StreamEvent::ToolCall(piece))).await.is_ok()
+    }
+
     /// Sends the final completion.
     pub(crate) async fn done(&self, completion: Completion) {
         let _ = self.0.send(Ok(StreamEvent::Done(completion))).await;

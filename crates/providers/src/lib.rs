@@ -5,6 +5,7 @@
 
 pub mod anthropic;
 pub mod body;
+mod chat;
 mod events;
 pub mod http;
 pub mod mock;
@@ -12,6 +13,7 @@ pub mod openai;
 mod utf8;
 
 pub use anthropic::Anthropic;
+pub use chat::{CallOptions, ChatMessage, ChatRequest, ResponseFormat, Role, offered_functions};
 pub use http::HttpSettings;
 pub use openai::{OpenAi, OpenAiOptions};
 
@@ -22,122 +24,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
-
-/// Who wrote a chat message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Instructions.
-    System,
-    /// The application's user (or Bridle's retry feedback).
-    User,
-    /// The model.
-    Assistant,
-}
-
-impl Role {
-    /// The wire name (`system`, `user`, `assistant`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::System => "system",
-            Self::User => "user",
-            Self::Assistant => "assistant",
-        }
-    }
-}
-
-impl From<Role> for bridle_wire::openai::Role {
-    fn from(role: Role) -> Self {
-        Self::from(role.as_str())
-    }
-}
-
-impl From<Role> for bridle_wire::anthropic::Role {
-    /// `user` or `assistant`; `system`, which the Messages API takes apart from the messages, as
-    /// an unknown role.
-    fn from(role: Role) -> Self {
-        Self::from(role.as_str())
-    }
-}
-
-impl From<Role> for bridle_mock::Role {
-    fn from(role: Role) -> Self {
-        match role {
-            Role::System => Self::System,
-            Role::User => Self::User,
-            Role::Assistant => Self::Assistant,
-        }
-    }
-}
-
-/// One message of a chat.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    /// Author.
-    pub role: Role,
-    /// Text.
-    pub content: String,
-}
-
-impl ChatMessage {
-    /// A message of `role` with `content`.
-    pub fn new(role: Role, content: impl Into<String>) -> Self {
-        Self {
-            role,
-            content: content.into(),
-        }
-    }
-}
-
-/// Structured output asked of the provider (passed through only where the model entry says the
-/// provider supports it natively; Bridle validates either way).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum ResponseFormat {
-    /// A JSON value meeting `schema`.
-    JsonSchema {
-        /// Schema name (OpenAI requires one).
-        name: String,
-        /// The JSON Schema.
-        schema: Value,
-    },
-    /// Any JSON object.
-    JsonObject,
-}
-
-/// A chat completion request, provider-neutral.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatRequest {
-    /// Model name as the provider knows it.
-    pub model: String,
-    /// System, history, user message, and on retries the bad reply and the feedback.
-    pub messages: Vec<ChatMessage>,
-    /// Sampling temperature.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub temperature: Option<f64>,
-    /// Most tokens to generate.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_tokens: Option<u32>,
-    /// Native structured output, when supported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response_format: Option<ResponseFormat>,
-    /// Function tools the model may call (not forced), as OpenAI function tool bodies
-    /// `{"type": "function", "function": {name, description, parameters}}`; each provider
-    /// writes them in its own form.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<Value>,
-}
-
-/// The functions of offered tools ([`ChatRequest::tools`]), read through the wire type: each
-/// provider writes them in its own form from here. A tool the wire type cannot read (one of
-/// bridle-core's never is) or that is not a function is left out.
-pub(crate) fn offered_functions(
-    tools: &[Value],
-) -> impl Iterator<Item = bridle_wire::openai::FunctionDefinition> + '_ {
-    tools
-        .iter()
-        .filter_map(|tool| bridle_wire::openai::Tool::deserialize(tool).ok()?.function)
-}
 
 /// Tokens a call used.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -222,6 +108,10 @@ impl Completion {
 pub enum StreamEvent {
     /// More reply text.
     Delta(String),
+    /// A piece of a tool call (OpenAI's `delta.tool_calls[]` form, which every provider's
+    /// pieces map to): the first piece of a call has its `index`, `id` and name, later ones
+    /// more of its arguments' text.
+    ToolCall(bridle_wire::openai::ToolCallDelta),
     /// The end: the whole completion.
     Done(Completion),
 }
@@ -277,6 +167,15 @@ pub enum ProviderError {
     /// A stream broke off before its end.
     #[error("the provider's stream broke off: {0}")]
     Stream(String),
+    /// The request asks for something this provider's API cannot say (checked before any
+    /// call, see [`Provider::check`]).
+    #[error("{message}")]
+    Unsupported {
+        /// The request field (`seed`, `messages[2].content`, …).
+        field: String,
+        /// What cannot be done, for the caller.
+        message: String,
+    },
 }
 
 impl ProviderError {
@@ -286,6 +185,7 @@ impl ProviderError {
         match self {
             Self::Timeout(_) | Self::Connection(_) | Self::Decode(_) | Self::Stream(_) => true,
             Self::Status { status, .. } => matches!(status, 408 | 409 | 429) || *status >= 500,
+            Self::Unsupported { .. } => false,
         }
     }
 
@@ -305,6 +205,7 @@ impl ProviderError {
             Self::Status { .. } => "status",
             Self::Decode(_) => "decode",
             Self::Stream(_) => "stream",
+            Self::Unsupported { .. } => "unsupported",
         }
     }
 }
@@ -317,6 +218,22 @@ pub type EventStream = BoxStream<'static, Result<StreamEvent, ProviderError>>;
 pub trait Provider: Send + Sync + fmt::Debug {
     /// Provider name (`openai`, `anthropic`, `mock`).
     fn name(&self) -> &str;
+
+    /// Refuses a request that asks what this provider's API cannot say (a `seed`, `n: 2`, an
+    /// audio part, …) with [`ProviderError::Unsupported`] naming the field — so that nothing a
+    /// caller sent is silently dropped. Bridle's own turns always pass.
+    fn check(&self, request: &ChatRequest) -> Result<(), ProviderError> {
+        let _ = request;
+        Ok(())
+    }
+
+    /// The answer `raw` (a [`Completion::raw`] of this provider) as an OpenAI Chat Completion,
+    /// when this provider speaks that format: every choice, `logprobs` and all, as it came.
+    /// `None` for other formats (the caller builds one from the [`Completion`]).
+    fn openai_answer(&self, raw: &Value) -> Option<bridle_wire::openai::ChatCompletion> {
+        let _ = raw;
+        None
+    }
 
     /// The request this provider would send for `request`, secrets redacted.
     fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload;

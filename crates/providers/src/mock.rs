@@ -8,7 +8,7 @@
 use super::events::async_stream_events;
 use super::{
     ChatRequest, Completion, EventStream, Provider, ProviderError, RequestPayload, ResponseFormat,
-    Usage, offered_functions,
+    Role, Usage, offered_functions,
 };
 use async_trait::async_trait;
 use bridle_core::{Contracts, ToolCall};
@@ -17,11 +17,25 @@ use bridle_mock::{
 };
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The in-process mock provider.
 #[derive(Debug, Clone)]
 pub struct Mock {
     model: Arc<MockModel>,
+    /// Numbers the ids of the tool calls this mock makes (`call_mock_N`).
+    calls: Arc<AtomicU64>,
+}
+
+impl From<Role> for bridle_mock::Role {
+    /// The mock's roles; a tool's result reads as a user message.
+    fn from(role: Role) -> Self {
+        match role {
+            Role::System | Role::Developer => Self::System,
+            Role::User | Role::Tool => Self::User,
+            Role::Assistant => Self::Assistant,
+        }
+    }
 }
 
 impl Mock {
@@ -35,6 +49,7 @@ impl Mock {
             .map_err(|e| ProviderError::Connection(format!("mock configuration: {e}")))?;
         Ok(Self {
             model: Arc::new(model),
+            calls: Arc::default(),
         })
     }
 
@@ -164,7 +179,10 @@ impl Mock {
         let usage = Usage::from(usage);
         let tool_calls: Vec<ToolCall> = calls
             .into_iter()
-            .map(|call| ToolCall::new(call.name, call.arguments))
+            .map(|call| {
+                let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+                ToolCall::new(call.name, call.arguments).with_id(format!("call_mock_{n}"))
+            })
             .collect();
         let mut raw = json!({"object": "bridle.mock.completion", "content": content, "fault": fault, "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}});
         // The finish reasons an OpenAI-compatible server gives.
@@ -199,10 +217,42 @@ impl Mock {
     }
 }
 
+/// A whole call as one stream piece in OpenAI's form.
+fn call_piece(index: usize, call: &ToolCall) -> bridle_wire::openai::ToolCallDelta {
+    bridle_wire::openai::ToolCallDelta {
+        index: u32::try_from(index).unwrap_or(u32::MAX),
+        id: Some(call.id.clone()),
+        kind: Some(bridle_wire::openai::ToolKind::Function),
+        function: Some(bridle_wire::openai::FunctionCallDelta {
+            name: Some(call.name.clone()),
+            arguments: Some(call.arguments_text()),
+            extra: bridle_wire::Extra::new(),
+        }),
+        extra: bridle_wire::Extra::new(),
+    }
+}
+
 #[async_trait]
 impl Provider for Mock {
     fn name(&self) -> &str {
         "mock"
+    }
+
+    /// Refuses what would change the answer's shape (`n` above 1, `logprobs`); sampling
+    /// options (`seed`, `top_p`, `stop`, penalties) mean nothing to the mock and are accepted.
+    fn check(&self, request: &ChatRequest) -> Result<(), ProviderError> {
+        let shape = request
+            .options
+            .beyond_basics()
+            .into_iter()
+            .find(|name| matches!(name.as_str(), "n" | "logprobs" | "top_logprobs"));
+        match shape {
+            Some(field) => Err(ProviderError::Unsupported {
+                message: format!("the mock provider cannot honour `{field}`"),
+                field,
+            }),
+            None => Ok(()),
+        }
     }
 
     fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload {
@@ -248,6 +298,13 @@ impl Provider for Mock {
                 }
                 if !tx.delta(piece).await {
                     return;
+                }
+            }
+            if broken.is_none() {
+                for (index, call) in completion.tool_calls.iter().enumerate() {
+                    if !tx.tool_call(call_piece(index, call)).await {
+                        return;
+                    }
                 }
             }
             match broken {

@@ -60,21 +60,27 @@ impl OpenAi {
         let mut messages: Vec<ChatMessage> = Vec::with_capacity(request.messages.len());
         let mut pending_system: Vec<&str> = Vec::new();
         for message in &request.messages {
-            if self.options.merge_system && message.role == Role::System {
+            if self.options.merge_system && message.role.is_instructions() {
                 pending_system.push(&message.content);
                 continue;
             }
-            let content = if self.options.merge_system
-                && message.role == Role::User
-                && !pending_system.is_empty()
+            let mut wire = wire_message(message);
+            if self.options.merge_system && message.role == Role::User && !pending_system.is_empty()
             {
-                let merged = format!("{}\n\n{}", pending_system.join("\n\n"), message.content);
+                let system = pending_system.join("\n\n");
                 pending_system.clear();
-                merged
-            } else {
-                message.content.clone()
-            };
-            messages.push(ChatMessage::new(message.role.into(), content));
+                wire.content = Some(Some(match wire.content.flatten() {
+                    Some(Content::Parts(mut parts)) => {
+                        parts.insert(0, wire::ContentPart::text(system));
+                        Content::Parts(parts)
+                    }
+                    other => Content::Text(format!(
+                        "{system}\n\n{}",
+                        other.map(|c| c.text()).unwrap_or_default()
+                    )),
+                }));
+            }
+            messages.push(wire);
         }
         if !pending_system.is_empty() {
             messages.insert(
@@ -101,9 +107,11 @@ impl OpenAi {
                     .collect(),
             );
         }
+        body.tool_choice.clone_from(&request.tool_choice);
         if self.options.native_structured_output {
             body.response_format = request.response_format.as_ref().map(response_format);
         }
+        with_options(&mut body, &request.options);
         // The body is stored as a JSON value and sent from it (`BodyEncoder` writes its long
         // texts from their kept escaped form); the typed request only builds it.
         serde_json::to_value(body).unwrap_or(Value::Null)
@@ -160,6 +168,62 @@ fn completion_of(raw: Value, model: &str) -> Result<Completion, ProviderError> {
             .map(|reason| reason.as_str().to_owned()),
         raw,
     })
+}
+
+/// A message as Chat Completions writes it: the content as a string or as its parts, an
+/// assistant's tool calls (`content: null` when it says nothing besides), a tool result's
+/// call id, the participant's name.
+fn wire_message(message: &crate::ChatMessage) -> ChatMessage {
+    let mut wire = if message.parts.is_empty() {
+        ChatMessage::new(message.role.into(), message.content.clone())
+    } else {
+        let mut wire = ChatMessage::new(message.role.into(), "");
+        wire.content = Some(Some(Content::Parts(message.parts.clone())));
+        wire
+    };
+    if !message.tool_calls.is_empty() {
+        if message.content.is_empty() && message.parts.is_empty() {
+            wire.content = Some(None);
+        }
+        wire.tool_calls = Some(message.tool_calls.iter().map(wire_call).collect());
+    }
+    wire.tool_call_id.clone_from(&message.tool_call_id);
+    wire.name.clone_from(&message.name);
+    wire.extra.clone_from(&message.extra);
+    wire
+}
+
+/// A tool call as Chat Completions writes it.
+pub(crate) fn wire_call(call: &ToolCall) -> wire::ToolCall {
+    wire::ToolCall {
+        id: call.id.clone(),
+        kind: wire::ToolKind::Function,
+        function: Some(wire::FunctionCall {
+            name: call.name.clone(),
+            arguments: call.arguments_text(),
+            extra: Extra::new(),
+        }),
+        extra: Extra::new(),
+    }
+}
+
+/// The caller's options, written under their own names (a field the request already has is
+/// not overwritten by an unknown one of the same name).
+fn with_options(body: &mut ChatCompletionRequest, options: &crate::CallOptions) {
+    body.top_p = options.top_p;
+    body.stop.clone_from(&options.stop);
+    body.seed = options.seed;
+    body.n = options.n;
+    body.user.clone_from(&options.user);
+    body.presence_penalty = options.presence_penalty;
+    body.frequency_penalty = options.frequency_penalty;
+    body.logprobs = options.logprobs;
+    body.top_logprobs = options.top_logprobs;
+    body.parallel_tool_calls = options.parallel_tool_calls;
+    body.reasoning_effort.clone_from(&options.reasoning_effort);
+    body.metadata.clone_from(&options.metadata);
+    body.store = options.store;
+    body.extra.clone_from(&options.extra);
 }
 
 /// The `response_format` asking for `format`: a JSON Schema (named as OpenAI accepts, not
@@ -231,9 +295,9 @@ fn schema_name(name: &str) -> String {
 fn calls_of(calls: &[wire::ToolCall]) -> Vec<ToolCall> {
     calls
         .iter()
-        .filter_map(|call| call.function.as_ref())
-        .filter(|function| !function.name.is_empty())
-        .map(|function| ToolCall::from_text(&function.name, &function.arguments))
+        .filter_map(|call| Some((&call.id, call.function.as_ref()?)))
+        .filter(|(_, function)| !function.name.is_empty())
+        .map(|(id, function)| ToolCall::from_text(&function.name, &function.arguments).with_id(id))
         .collect()
 }
 
@@ -241,27 +305,45 @@ fn calls_of(calls: &[wire::ToolCall]) -> Vec<ToolCall> {
 /// the name and the arguments text of each index are concatenated (a piece without an index
 /// goes by its place in its chunk).
 #[derive(Debug, Default)]
-struct StreamedCalls(BTreeMap<u64, (String, String)>);
+struct StreamedCalls(BTreeMap<u64, StreamedCall>);
+
+/// One streamed tool call as assembled so far.
+#[derive(Debug, Default)]
+struct StreamedCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
 
 impl StreamedCalls {
-    /// Takes the tool call pieces of one chunk's `delta`.
-    fn add(&mut self, delta: &Delta) {
+    /// Takes the tool call pieces of one chunk's `delta`; returns them with their index
+    /// filled in (a piece without one goes by its place in its chunk).
+    fn add(&mut self, delta: &Delta) -> Vec<wire::ToolCallDelta> {
+        let mut pieces = Vec::new();
         for (position, piece) in delta.tool_calls.iter().flatten().enumerate() {
             let index = piece.index().map_or(position as u64, u64::from);
-            let (name, arguments) = self.0.entry(index).or_default();
-            if let Some(function) = &piece.function {
-                name.push_str(function.name.as_deref().unwrap_or(""));
-                arguments.push_str(function.arguments.as_deref().unwrap_or(""));
+            let call = self.0.entry(index).or_default();
+            if let Some(id) = &piece.id {
+                call.id.push_str(id);
             }
+            if let Some(function) = &piece.function {
+                call.name.push_str(function.name.as_deref().unwrap_or(""));
+                call.arguments
+                    .push_str(function.arguments.as_deref().unwrap_or(""));
+            }
+            let mut piece = piece.clone();
+            piece.index = u32::try_from(index).unwrap_or(u32::MAX);
+            pieces.push(piece);
         }
+        pieces
     }
 
     /// The assembled calls, in index order (nameless ones skipped).
     fn calls(&self) -> Vec<ToolCall> {
         self.0
             .values()
-            .filter(|(name, _)| !name.is_empty())
-            .map(|(name, arguments)| ToolCall::from_text(name, arguments))
+            .filter(|call| !call.name.is_empty())
+            .map(|call| ToolCall::from_text(&call.name, &call.arguments).with_id(&call.id))
             .collect()
     }
 
@@ -269,8 +351,8 @@ impl StreamedCalls {
     fn raw(&self) -> Value {
         self.0
             .iter()
-            .map(|(index, (name, arguments))| {
-                json!({"index": index, "type": "function", "function": {"name": name, "arguments": arguments}})
+            .map(|(index, call)| {
+                json!({"index": index, "id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}})
             })
             .collect()
     }
@@ -319,6 +401,12 @@ impl Provider for OpenAi {
         self.settings.url("chat/completions")
     }
 
+    fn openai_answer(&self, raw: &Value) -> Option<ChatCompletion> {
+        ChatCompletion::deserialize(raw)
+            .ok()
+            .filter(|answer| !answer.choices.is_empty())
+    }
+
     async fn send(&self, body: &Value) -> Result<Completion, ProviderError> {
         let (body, model) = non_streaming(body);
         self.complete_body(&body, model).await
@@ -345,10 +433,16 @@ impl Provider for OpenAi {
                     }
                     Err(e) => return tx.error(e).await,
                 };
-                if let Some(delta) = read.take(chunk)
-                    && !tx.delta(&delta).await
+                let (text, pieces) = read.take(chunk);
+                if let Some(text) = text
+                    && !tx.delta(&text).await
                 {
                     return;
+                }
+                for piece in pieces {
+                    if !tx.tool_call(piece).await {
+                        return;
+                    }
                 }
             }
             tx.error(ProviderError::Stream(
@@ -373,8 +467,9 @@ struct StreamRead {
 }
 
 impl StreamRead {
-    /// Takes one chunk (its first choice); returns the reply text it adds, if any.
-    fn take(&mut self, chunk: ChatCompletionChunk) -> Option<String> {
+    /// Takes one chunk (its first choice); returns the reply text it adds, if any, and its
+    /// tool call pieces.
+    fn take(&mut self, chunk: ChatCompletionChunk) -> (Option<String>, Vec<wire::ToolCallDelta>) {
         self.chunks += 1;
         if self.model.is_none() && !chunk.model.is_empty() {
             self.model = Some(chunk.model);
@@ -382,17 +477,22 @@ impl StreamRead {
         if let Some(Some(usage)) = &chunk.usage {
             self.usage = Some(Usage::from(usage));
         }
-        let choice = chunk.choices.into_iter().next()?;
+        let Some(choice) = chunk.choices.into_iter().next() else {
+            return (None, Vec::new());
+        };
         if let Some(Some(reason)) = &choice.finish_reason {
             self.finish = Some(reason.as_str().to_owned());
         }
-        self.calls.add(&choice.delta);
-        let text = choice.delta.content.flatten()?;
-        if text.is_empty() {
-            return None;
+        let pieces = self.calls.add(&choice.delta);
+        let text = choice
+            .delta
+            .content
+            .flatten()
+            .filter(|text| !text.is_empty());
+        if let Some(text) = &text {
+            self.content.push_str(text);
         }
-        self.content.push_str(&text);
-        Some(text)
+        (text, pieces)
     }
 
     /// The completion at `[DONE]` (`fallback_model`: the model asked for, when no chunk named
@@ -445,9 +545,9 @@ mod tests {
         assert_eq!(
             calls,
             [
-                ToolCall::new("present_question", json!({"question": "Which?"})),
-                ToolCall::new("present_question", json!("{\"question\": ")),
-                ToolCall::new("f", json!({"a": 1})),
+                ToolCall::new("present_question", json!({"question": "Which?"})).with_id("call_1"),
+                ToolCall::new("present_question", json!("{\"question\": ")).with_id("call_2"),
+                ToolCall::new("f", json!({"a": 1})).with_id("call_3"),
             ]
         );
         assert!(tool_calls_of(&json!({"content": "hi"})).is_empty());
@@ -471,8 +571,8 @@ mod tests {
         assert_eq!(
             calls.calls(),
             [
-                ToolCall::new("present_question", json!({"question": "Which?"})),
-                ToolCall::new("other", json!({})),
+                ToolCall::new("present_question", json!({"question": "Which?"})).with_id("call_1"),
+                ToolCall::new("other", json!({})).with_id("call_2"),
             ]
         );
         assert_eq!(
@@ -500,6 +600,7 @@ mod tests {
             max_tokens: None,
             response_format: None,
             tools: vec![tool.clone()],
+            ..ChatRequest::default()
         };
         let body = provider.body(&request, false);
         assert_eq!(body["tools"], json!([tool]));
@@ -527,8 +628,8 @@ mod tests {
             completion.tool_calls,
             [
                 ToolCall::new("f", json!({"a": [1, 2.5, null]})),
-                ToolCall::new("g", json!({})),
-                ToolCall::new("h", json!({})),
+                ToolCall::new("g", json!({})).with_id("c2"),
+                ToolCall::new("h", json!({})).with_id("c3"),
             ]
         );
         assert_eq!(completion.usage, None, "no usage is no usage, not zero");
@@ -576,7 +677,7 @@ mod tests {
         let mut deltas = Vec::new();
         for chunk in chunks {
             let chunk: ChatCompletionChunk = serde_json::from_value(chunk).unwrap();
-            deltas.extend(read.take(chunk));
+            deltas.extend(read.take(chunk).0);
         }
         assert_eq!(deltas, ["He", "llo"]);
         let done = read.done("asked".into());
@@ -662,6 +763,7 @@ mod tests {
                 schema: json!({"type": "object"}),
             }),
             tools: vec![tool.clone()],
+            ..ChatRequest::default()
         };
         assert_eq!(
             provider.body(&request, true),

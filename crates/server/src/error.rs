@@ -38,6 +38,16 @@ pub enum ApiError {
     /// The request body or parameters are wrong.
     #[error("{0}")]
     BadRequest(String),
+    /// The request asks what the model's provider cannot honour (`seed` of an Anthropic
+    /// model, an audio part, …): 400 `unsupported_parameter`, `param` naming the field, as
+    /// OpenAI answers — never a silent drop.
+    #[error("{message}")]
+    UnsupportedParameter {
+        /// What cannot be honoured.
+        message: String,
+        /// The request field.
+        param: String,
+    },
     /// The request conflicts with the state of the thing it names.
     #[error("{0}")]
     Conflict(String),
@@ -122,6 +132,11 @@ impl ApiError {
                 StatusCode::BAD_REQUEST,
                 "invalid_request_error",
                 "bad_request",
+            ),
+            Self::UnsupportedParameter { .. } => (
+                StatusCode::BAD_REQUEST,
+                "invalid_request_error",
+                "unsupported_parameter",
             ),
             Self::Conflict(_) => (StatusCode::CONFLICT, "invalid_request_error", "conflict"),
             Self::TurnInProgress(_) => (
@@ -247,6 +262,8 @@ pub fn provider_message(error: &ProviderError) -> String {
         ProviderError::Status { status, .. } => format!("the model answered HTTP {status}"),
         ProviderError::Decode(_) => "the model's answer could not be read".into(),
         ProviderError::Stream(_) => "the model's stream broke off".into(),
+        // Bridle's own words about the request, naming a field of it.
+        ProviderError::Unsupported { message, .. } => message.clone(),
     }
 }
 
@@ -286,7 +303,11 @@ impl IntoResponse for ApiError {
         {
             extra.insert("violations".into(), list);
         }
-        let param = matches!(self, Self::ModelNotFound(_)).then(|| Some("model".to_owned()));
+        let param = match &self {
+            Self::ModelNotFound(_) => Some(Some("model".to_owned())),
+            Self::UnsupportedParameter { param, .. } => Some(Some(param.clone())),
+            _ => None,
+        };
         let body = ErrorBody {
             error: WireError {
                 message: self.public_message(),
@@ -327,6 +348,13 @@ impl From<EngineError> for ApiError {
             | EngineError::BadMessage(_) => Self::BadRequest(error.to_string()),
             EngineError::Blocked(_) => Self::Unprocessable(error.to_string()),
             EngineError::Turn(TurnError::Store(e)) | EngineError::Store(e) => Self::from(e),
+            EngineError::Turn(TurnError::Provider {
+                error: ProviderError::Unsupported { message, field },
+                ..
+            }) => Self::UnsupportedParameter {
+                message,
+                param: field,
+            },
             EngineError::Turn(e) => {
                 // The detail (violations quoting the invalid reply, the provider's own text)
                 // is in the record and the log, not in the answer.
@@ -335,6 +363,29 @@ impl From<EngineError> for ApiError {
             }
             EngineError::Provider(e) => Self::Internal(format!("provider setup failed: {e}")),
             EngineError::Safety(e) => Self::Internal(format!("safety policy setup failed: {e}")),
+        }
+    }
+}
+
+impl From<ProviderError> for ApiError {
+    /// A provider's refusal of a request ([`ProviderError::Unsupported`]) is the caller's 400;
+    /// any other failure of a passed-through call is a 502 (429: rate limited, with the
+    /// provider's `Retry-After`) that names its kind only.
+    fn from(error: ProviderError) -> Self {
+        if let ProviderError::Unsupported { message, field } = error {
+            return Self::UnsupportedParameter {
+                message,
+                param: field,
+            };
+        }
+        tracing::warn!(%error, "a passed-through call failed");
+        let message = provider_message(&error);
+        match error {
+            ProviderError::Status { status: 429, .. } => Self::RateLimited {
+                message,
+                retry_after: error.retry_after().unwrap_or(Duration::from_secs(1)),
+            },
+            _ => Self::Upstream(message),
         }
     }
 }

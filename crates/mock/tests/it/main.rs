@@ -1,7 +1,8 @@
 //! Integration tests of `bridle-mock` over real HTTP on loopback: the OpenAI and Anthropic
 //! front ends (plain and streamed, forced tools), faults and their fixes through Bridle's own
 //! feedback, scripts, the API key, malformed requests and the request log; streams paced,
-//! re-cut and scripted, and how their delivery is logged.
+//! re-cut and scripted, and how their delivery is logged; tools called as clients ask (forced,
+//! scripted) and answered after their results.
 
 #![allow(clippy::unwrap_used)]
 
@@ -10,6 +11,7 @@ mod faults;
 mod openai;
 mod server;
 mod stream;
+mod tools;
 mod wire_faults;
 
 use bridle_core::{Context, Contract, Contracts};

@@ -2,7 +2,7 @@
 //! HTTP to the mock LLM on loopback, and the in-process mock) passes the same checks —
 //! completion, streaming, retry classification, Retry-After, auth, timeouts, redaction.
 
-use bridle_core::{Context, Contracts};
+use bridle_core::{Context, Contracts, ToolCall};
 use bridle_mock::{Fault, MockConfig, MockServer, Script, ScriptTurn, Step};
 use bridle_providers::mock::Mock;
 use bridle_providers::{
@@ -72,7 +72,7 @@ fn request() -> ChatRequest {
         temperature: Some(0.2),
         max_tokens: Some(2048),
         response_format: None,
-        tools: Vec::new(),
+        ..ChatRequest::default()
     }
 }
 
@@ -95,6 +95,7 @@ async fn collect(
         match event {
             Ok(StreamEvent::Delta(d)) => deltas.push_str(&d),
             Ok(StreamEvent::Done(c)) => return (deltas, Ok(c.content)),
+            Ok(StreamEvent::ToolCall(piece)) => panic!("no tool was offered: {piece:?}"),
             Err(e) => return (deltas, Err(e)),
         }
     }
@@ -365,6 +366,7 @@ fn card_request() -> ChatRequest {
         max_tokens: Some(1024),
         response_format: None,
         tools: contract.tools(&context),
+        ..ChatRequest::default()
     }
 }
 
@@ -392,14 +394,46 @@ async fn every_provider_returns_the_tool_calls_whole_and_streamed() {
         let mut stream = p.stream(&card_request()).await.unwrap();
         let mut deltas = String::new();
         let mut done = None;
+        // Each call's pieces, by index: id and name from the first, then the arguments.
+        let mut pieces: std::collections::BTreeMap<u32, (String, String, String)> =
+            std::collections::BTreeMap::new();
         while let Some(event) = stream.next().await {
             match event.unwrap() {
                 StreamEvent::Delta(d) => deltas.push_str(&d),
+                StreamEvent::ToolCall(piece) => {
+                    let call = pieces.entry(piece.index).or_default();
+                    call.0.push_str(piece.id.as_deref().unwrap_or(""));
+                    let function = piece.function.unwrap_or_default();
+                    call.1.push_str(function.name.as_deref().unwrap_or(""));
+                    call.2.push_str(function.arguments.as_deref().unwrap_or(""));
+                }
                 StreamEvent::Done(c) => done = Some(c),
             }
         }
         let done = done.unwrap();
-        assert_eq!(done.tool_calls, whole.tool_calls, "{kind:?}");
+        let without_ids = |calls: &[ToolCall]| -> Vec<(String, serde_json::Value)> {
+            calls
+                .iter()
+                .map(|c| (c.name.clone(), c.arguments.clone()))
+                .collect()
+        };
+        assert_eq!(
+            without_ids(&done.tool_calls),
+            without_ids(&whole.tool_calls),
+            "{kind:?}"
+        );
+        assert!(
+            whole.tool_calls.iter().all(|c| !c.id.is_empty()),
+            "{kind:?}: ids"
+        );
+        let streamed: Vec<ToolCall> = pieces
+            .into_values()
+            .map(|(id, name, arguments)| ToolCall::from_text(name, &arguments).with_id(id))
+            .collect();
+        assert_eq!(
+            streamed, done.tool_calls,
+            "{kind:?}: the pieces make the calls"
+        );
         assert_eq!(
             deltas, done.content,
             "{kind:?}: only the text is streamed as deltas"

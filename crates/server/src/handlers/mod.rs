@@ -6,5 +6,7 @@ pub mod contracts;
 pub mod conversations;
 pub mod health;
 pub mod openai;
+mod openai_passthrough;
+mod openai_request;
 pub mod openai_stream;
 pub mod sse;

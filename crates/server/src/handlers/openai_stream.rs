@@ -6,10 +6,13 @@
 //!   text that a retry later takes back, and errors still arrive as ordinary HTTP errors. The
 //!   price is time to first token: nothing arrives until the turn is done.
 //! - [`relay`]: a plain request (no contract) streams through as the model writes it, one chunk
-//!   per upstream delta; an upstream failure mid-stream arrives as an `error` chunk.
+//!   per upstream delta — text, or a piece of a tool call (`delta.tool_calls`, the first piece
+//!   of a call with its id and name); an upstream failure mid-stream arrives as an `error`
+//!   chunk.
 //!
 //! With `stream_options.include_usage`, a last chunk with empty `choices` carries `usage`.
 
+use super::openai_passthrough::openai_finish;
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -68,6 +71,14 @@ impl Chunks {
         let delta = Delta {
             role: Some(Role::Assistant),
             content: Some(Some(String::new())),
+            ..Delta::default()
+        };
+        self.frame(delta, None)
+    }
+
+    fn tool_call(&self, piece: openai::ToolCallDelta) -> String {
+        let delta = Delta {
+            tool_calls: Some(vec![piece]),
             ..Delta::default()
         };
         self.frame(delta, None)
@@ -150,8 +161,12 @@ pub fn relay(chunks: Chunks, events: EventStream, lease: Option<crate::limits::L
                 let frame = chunks.content(&text);
                 Some((frame, Some((chunks, events, lease))))
             }
+            Some(Ok(StreamEvent::ToolCall(piece))) => {
+                let frame = chunks.tool_call(piece);
+                Some((frame, Some((chunks, events, lease))))
+            }
             Some(Ok(StreamEvent::Done(completion))) => {
-                let finish = completion.finish_reason.as_deref().unwrap_or("stop");
+                let finish = openai_finish(completion.finish_reason.as_deref());
                 Some((chunks.end(finish, completion.usage), None))
             }
             Some(Err(error)) => {

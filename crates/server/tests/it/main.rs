@@ -10,5 +10,6 @@ mod hardening;
 mod limits;
 mod metrics;
 mod openai;
+mod passthrough;
 mod streaming;
 mod web;

@@ -260,7 +260,11 @@ async fn bad_requests_are_400_with_a_message_naming_the_fault() {
         (json!({"messages": []}), "messages must not be empty"),
         (
             json!({"messages": [{"role": "tool", "content": "x"}]}),
-            "unsupported message role \"tool\"",
+            "messages[0]: a tool message needs the tool_call_id it answers",
+        ),
+        (
+            json!({"messages": [{"role": "function", "name": "f", "content": "x"}]}),
+            "unsupported message role \"function\"",
         ),
         (
             json!({"messages": [{"role": "robot", "content": "x"}]}),
@@ -268,7 +272,7 @@ async fn bad_requests_are_400_with_a_message_naming_the_fault() {
         ),
         (
             json!({"messages": [{"role": "user"}]}),
-            "message content is missing",
+            "messages[0]: content is missing",
         ),
         (
             json!({"messages": [{"role": "user", "content": 5}]}),
