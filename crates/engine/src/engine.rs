@@ -65,6 +65,8 @@ pub enum EngineError {
 /// A configured model: its provider instance and settings.
 #[derive(Debug, Clone)]
 pub struct Model {
+    /// The entry's name (`[models.NAME]`): what requests name and attempts record.
+    pub name: String,
     /// The provider, built for this model's options.
     pub provider: Arc<dyn Provider>,
     /// The model's settings.
@@ -112,6 +114,7 @@ impl Engine {
             models.insert(
                 name.clone(),
                 Model {
+                    name: name.clone(),
                     provider,
                     settings: settings.clone(),
                 },
@@ -271,8 +274,8 @@ impl Engine {
             .map_err(|e| EngineError::BadMessage(e.to_string()))?;
         let input = TurnInput {
             store: self.store.as_ref(),
-            provider: model.provider.as_ref(),
-            model: &model.settings,
+            models: &self.models,
+            model,
             contract: &contract,
             retry: self.config.retry_for(contract.name()),
             conversation: &conversation,
@@ -360,8 +363,8 @@ impl Engine {
         });
         let input = TurnInput {
             store: self.store.as_ref(),
-            provider: model.provider.as_ref(),
-            model: &model.settings,
+            models: &self.models,
+            model,
             contract,
             retry: self.config.retry_for(contract.name()),
             conversation: &conversation,
@@ -406,6 +409,7 @@ pub fn final_events(outcome: &TurnOutcome) -> Vec<TurnEvent> {
         repairs: outcome.repairs.clone(),
         fallback: outcome.fallback,
         usage: serde_json::to_value(outcome.usage).unwrap_or(Value::Null),
+        model: outcome.model.clone(),
     });
     events
 }

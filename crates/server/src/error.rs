@@ -270,6 +270,13 @@ pub fn provider_message(error: &ProviderError) -> String {
 /// What a user is told about a turn that produced no final message.
 fn turn_message(error: &TurnError) -> String {
     match error {
+        TurnError::Exhausted {
+            attempts,
+            budget_spent: true,
+            ..
+        } => format!(
+            "the model gave no valid reply in {attempts} attempt(s) before the turn's token budget was spent; every attempt is recorded for the administrators"
+        ),
         TurnError::Exhausted { attempts, .. } => format!(
             "the model gave no valid reply in {attempts} attempt(s); every attempt is recorded for the administrators"
         ),

@@ -53,6 +53,12 @@ pub struct ModelConfig {
     pub temperature: Option<f64>,
     /// Most tokens per reply.
     pub max_tokens: Option<u32>,
+    /// The model entry a turn escalates to ([`super::routes`]).
+    pub escalate_to: Option<String>,
+    /// Failed content attempts before escalating; `None`: half of the attempts left.
+    pub escalate_after: Option<u32>,
+    /// The model entries that stand in for this one on provider errors, in order.
+    pub failover: Vec<String>,
 }
 
 /// Checks one provider entry; an error names its key within the entry (`base_url`).
@@ -134,6 +140,7 @@ pub(super) fn model(
             format!("model {name:?}: temperature must be 0.0–2.0"),
         ));
     }
+    super::routes::check_entry(name, &m)?;
     Ok(ModelConfig {
         provider: m.provider,
         model: m.model.unwrap_or_else(|| name.to_owned()),
@@ -141,6 +148,9 @@ pub(super) fn model(
         system_role: m.system_role.unwrap_or(true),
         temperature: m.temperature,
         max_tokens: m.max_tokens,
+        escalate_to: m.escalate_to,
+        escalate_after: m.escalate_after,
+        failover: m.failover,
     })
 }
 
@@ -177,6 +187,9 @@ impl ModelConfig {
             system_role: Some(self.system_role),
             temperature: self.temperature,
             max_tokens: self.max_tokens,
+            escalate_to: self.escalate_to.clone(),
+            escalate_after: self.escalate_after,
+            failover: self.failover.clone(),
         }
     }
 }
