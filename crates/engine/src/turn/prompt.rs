@@ -20,12 +20,12 @@ pub(super) async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessa
     };
     if let Some(given) = input.given_messages {
         let mut system = app_prompt(input.contract.instructions(input.context));
-        for message in given.iter().filter(|m| m.role == Role::System) {
+        for message in given.iter().filter(|m| m.role.is_instructions()) {
             system.push_str("\n\n");
             system.push_str(message.content.trim());
         }
         let mut messages = vec![ChatMessage::new(Role::System, system)];
-        messages.extend(given.iter().filter(|m| m.role != Role::System).cloned());
+        messages.extend(given.iter().filter(|m| !m.role.is_instructions()).cloned());
         return Ok(messages);
     }
     let history = input
@@ -107,5 +107,6 @@ pub(super) fn request(
         max_tokens: model.max_tokens,
         response_format,
         tools: tools.to_vec(),
+        ..ChatRequest::default()
     }
 }
