@@ -361,6 +361,7 @@ impl From<EngineError> for ApiError {
                 tracing::warn!(error = %e, "the turn produced no final message");
                 Self::Upstream(turn_message(&e))
             }
+            EngineError::Refused(e) => Self::from(e),
             EngineError::Provider(e) => Self::Internal(format!("provider setup failed: {e}")),
             EngineError::Safety(e) => Self::Internal(format!("safety policy setup failed: {e}")),
         }

@@ -51,7 +51,7 @@ fn the_official_openai_sdk_talks_to_bridle() {
         output.status.success(),
         "the SDK script failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("17 checks passed"), "{stdout}");
+    assert!(stdout.contains("18 checks passed"), "{stdout}");
 }
 
 /// `node`, when the official `openai` npm package is installed beside the script

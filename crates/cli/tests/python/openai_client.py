@@ -231,6 +231,21 @@ assert names == "GetWeather" and json.loads(arguments)["city"], (names, argument
 assert finish == "tool_calls", finish
 checks += 1
 
+# 9d. An enforced call with tools: the call comes back as a call (the contract applies to
+# content replies), and after the tool's result the reply is parsed into the Pydantic model.
+first = client.chat.completions.parse(
+    model="mock", messages=[question], response_format=Person, tools=tools, tool_choice="required"
+)
+message = first.choices[0].message
+assert first.choices[0].finish_reason == "tool_calls" and message.tool_calls, first
+assert first.model_extra["bridle"]["value"]["tool_calls"][0]["name"] == "GetWeather", first.model_extra
+result = {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": '{"temp_c": 3}'}
+second = client.chat.completions.parse(
+    model="mock", messages=[question, message, result], response_format=Person, tools=tools
+)
+assert isinstance(second.choices[0].message.parsed, Person), second
+checks += 1
+
 # 10. What the provider cannot honour is a 400 naming the parameter, never a silent drop.
 try:
     client.chat.completions.create(model="mock", messages=[{"role": "user", "content": "x"}], n=2)

@@ -6,6 +6,27 @@ use crate::events::{EventSink, TurnEvent};
 use crate::providers::Completion;
 use bridle_core::{Checked, Context, Contract, Rule, StreamCheck, Violation};
 
+/// The calls of the client's own tools in a reply (all of the reply's calls when any is one
+/// of them: the client gets the reply's calls whole), or none.
+pub(super) fn client_calls(
+    passthrough: Option<&crate::Passthrough>,
+    completion: &Completion,
+) -> Vec<bridle_core::ToolCall> {
+    let Some(passthrough) = passthrough else {
+        return Vec::new();
+    };
+    let names: Vec<String> = passthrough.tool_names().collect();
+    if completion
+        .tool_calls
+        .iter()
+        .any(|call| names.contains(&call.name))
+    {
+        completion.tool_calls.clone()
+    } else {
+        Vec::new()
+    }
+}
+
 /// The reply's check. Text and tool calls together are the reply, and are stored together
 /// ([`Completion::transcript`]): past the contract's `max_bytes` they are too large, as the
 /// text alone would be.

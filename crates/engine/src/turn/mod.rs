@@ -42,7 +42,7 @@ use crate::metrics::{AttemptOutcome, EngineMetrics};
 use crate::providers::{ChatMessage, Completion, ProviderError, Usage};
 use crate::store::{Conversation, Interruption, Store, StoreError};
 use crate::streamed::{Streamed, estimated_tokens, stream_attempt};
-use bridle_core::{Checked, Context, Contract, Repair, StreamCheck, Violation};
+use bridle_core::{Checked, Context, Contract, Repair, StreamCheck, ToolCall, Violation};
 use checks::{check_whole, cut_at_limit, failed_event, stream_verdict, summary};
 use records::{Opening, Target, attempt_record, cancelled, fallback_record, fill_completion};
 use router::{AfterError, Moved, Router};
@@ -82,6 +82,10 @@ pub struct TurnInput<'a> {
     /// follow the contract's instructions, its other messages replace the stored history and
     /// `user_message`. `None`: the conversation's stored history.
     pub given_messages: Option<&'a [ChatMessage]>,
+    /// What the client sends beside the chat (the OpenAI-compatible endpoint): its tools, tool
+    /// choice and options go with every attempt, and a reply calling one of its tools ends the
+    /// turn as that call.
+    pub passthrough: Option<&'a crate::Passthrough>,
     /// Where attempts and the turn's outcome are counted.
     pub metrics: &'a EngineMetrics,
     /// Where a streamed turn sends its events; `None`: attempts are read whole.
@@ -109,6 +113,10 @@ pub struct TurnOutcome {
     pub usage: Usage,
     /// The configured model whose reply is final (for a fallback: the last attempt's model).
     pub model: String,
+    /// The reply calls the client's own tools ([`TurnInput::passthrough`]): these calls, with
+    /// their ids, are the answer (and `value` is `{"tool_calls": […]}`); empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
     /// What the safety policy did with the final message (set by the engine).
     pub safety: Option<crate::policy::SafetyDecision>,
 }
@@ -428,11 +436,22 @@ impl<'i, 'a> Turn<'i, 'a> {
         let (input, label) = (self.input, self.label);
         let attempt = record.attempt.unwrap_or_default();
         let contract = input.contract;
-        let checked = cut_at_limit(
-            contract,
-            &completion,
-            check_whole(contract, &completion, &self.context),
-        );
+        let client_calls = checks::client_calls(input.passthrough, &completion);
+        let checked = if client_calls.is_empty() {
+            cut_at_limit(
+                contract,
+                &completion,
+                check_whole(contract, &completion, &self.context),
+            )
+        } else {
+            // The contract applies to content replies: a call of the client's tools is the
+            // client's to run.
+            Checked {
+                value: Some(serde_json::json!({ "tool_calls": client_calls })),
+                violations: Vec::new(),
+                repairs: Vec::new(),
+            }
+        };
         fill_completion(&mut record, &mut completion, &checked);
         input.metrics.attempt(
             label,
@@ -474,6 +493,7 @@ impl<'i, 'a> Turn<'i, 'a> {
                     fallback: false,
                     usage: self.usage,
                     model: self.router.current().name.clone(),
+                    tool_calls: client_calls,
                     safety: None,
                 })));
             }
@@ -575,6 +595,7 @@ impl<'i, 'a> Turn<'i, 'a> {
             fallback: true,
             usage: self.usage,
             model: self.router.current().name.clone(),
+            tool_calls: Vec::new(),
             safety: None,
         })
     }

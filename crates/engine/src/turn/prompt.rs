@@ -100,7 +100,7 @@ pub(super) fn request(
             name: input.contract.name().to_owned(),
             schema: input.contract.schema().raw().clone(),
         });
-    ChatRequest {
+    let mut request = ChatRequest {
         model: model.model.clone(),
         messages,
         temperature: model.temperature,
@@ -108,5 +108,9 @@ pub(super) fn request(
         response_format,
         tools: tools.to_vec(),
         ..ChatRequest::default()
+    };
+    if let Some(passthrough) = input.passthrough {
+        passthrough.apply(&mut request);
     }
+    request
 }

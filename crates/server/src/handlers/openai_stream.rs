@@ -147,20 +147,55 @@ fn sse(body: Body) -> Response {
     response
 }
 
-/// The validated `content` as a stream of chunks; the finish chunk carries `bridle`.
+/// The final reply of an enforced call.
+#[derive(Debug, Clone, Copy)]
+pub enum Reply<'a> {
+    /// The validated value's text.
+    Text(&'a str),
+    /// Calls of the client's own tools.
+    ToolCalls(&'a [bridle_core::ToolCall]),
+}
+
+/// The final `reply` as a stream of chunks; the finish chunk carries `bridle`.
 pub fn validated(
     chunks: &Chunks,
-    content: &str,
+    reply: Reply<'_>,
     usage: Usage,
     bridle: Option<serde_json::Value>,
 ) -> Response {
     let mut body = chunks.role();
-    let chars: Vec<char> = content.chars().collect();
-    for piece in chars.chunks(CHUNK_CHARS) {
-        body.push_str(&chunks.content(&piece.iter().collect::<String>()));
-    }
-    body.push_str(&chunks.end("stop", Some(usage), bridle));
+    let finish = match reply {
+        Reply::Text(content) => {
+            let chars: Vec<char> = content.chars().collect();
+            for piece in chars.chunks(CHUNK_CHARS) {
+                body.push_str(&chunks.content(&piece.iter().collect::<String>()));
+            }
+            "stop"
+        }
+        Reply::ToolCalls(calls) => {
+            for (index, call) in calls.iter().enumerate() {
+                body.push_str(&chunks.tool_call(whole_call(index, call)));
+            }
+            "tool_calls"
+        }
+    };
+    body.push_str(&chunks.end(finish, Some(usage), bridle));
     sse(Body::from(body))
+}
+
+/// A whole tool call as one stream piece: index, id, name and all of its arguments.
+fn whole_call(index: usize, call: &bridle_core::ToolCall) -> openai::ToolCallDelta {
+    openai::ToolCallDelta {
+        index: u32::try_from(index).unwrap_or(u32::MAX),
+        id: Some(call.id.clone()),
+        kind: Some(openai::ToolKind::Function),
+        function: Some(openai::FunctionCallDelta {
+            name: Some(call.name.clone()),
+            arguments: Some(call.arguments_text()),
+            extra: Extra::new(),
+        }),
+        extra: Extra::new(),
+    }
 }
 
 /// The model's own stream, relayed delta by delta.
