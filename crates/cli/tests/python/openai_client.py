@@ -13,7 +13,8 @@ from openai import OpenAI
 from pydantic import BaseModel
 
 base_url, api_key = sys.argv[1], sys.argv[2]
-client = OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+# At its default retry settings, as applications use it.
+client = OpenAI(base_url=base_url, api_key=api_key)
 checks = 0
 
 PERSON = {
