@@ -22,6 +22,7 @@ macro_rules! on_both_backends {
     )*};
 }
 
+mod context;
 mod escalate;
 mod http_turn;
 mod oversize;
