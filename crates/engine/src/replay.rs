@@ -10,7 +10,7 @@
 
 use crate::engine::{Engine, EngineError};
 use crate::providers::{Provider, RequestPayload, Usage};
-use crate::store::MessageRole;
+use crate::store::{MessageRole, View};
 use bridle_core::{Contract, Repair, Violation};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -111,10 +111,25 @@ impl Engine {
         let result = provider.send(&payload.body).await;
         let latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
 
-        let conversation = self.store().conversation(&data.conversation_id).await?;
-        // The turn's id, as the turn loop checks with it (question ids).
-        let context = conversation
-            .map(|c| crate::turn_context::TurnContext::read(&c.context).map(|read| read.facts))
+        // The context the turn ran under — its user message's, else (stored before messages kept
+        // theirs) the conversation's — and the turn's id, as the turn loop checks with them.
+        let turn_context = self
+            .store()
+            .messages(&data.conversation_id, View::Admin)
+            .await?
+            .into_iter()
+            .find(|m| m.data.turn_id == data.turn_id && m.data.role == MessageRole::User)
+            .and_then(|m| m.data.context);
+        let turn_context = match turn_context {
+            Some(context) => Some(context),
+            None => self
+                .store()
+                .conversation(&data.conversation_id)
+                .await?
+                .map(|c| c.context),
+        };
+        let context = turn_context
+            .map(|c| crate::turn_context::TurnContext::read(&c).map(|read| read.facts))
             .transpose()?
             .unwrap_or_default()
             .with(bridle_core::text::TURN_KEY, data.turn_id.as_str());

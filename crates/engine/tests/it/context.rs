@@ -65,7 +65,8 @@ async fn a_table_chat_moves_between_pages(store: Arc<dyn Store>) {
     // reply breaks the page's rules, and the retry is valid.
     let script = json!({"turns": [
         {"attempts": [{"reply": DATA_REPLY}]},
-        {"attempts": [{"reply": DATA_REPLY}, {"valid": true}]}
+        {"attempts": [{"reply": DATA_REPLY}, {"valid": true}]},
+        {"attempts": [{"reply": DATA_REPLY}]}
     ]});
     let server = MockServer::start(MockConfig {
         script: Some(Script::from_json(&script.to_string()).unwrap()),
