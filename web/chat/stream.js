@@ -122,7 +122,7 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
       );
     },
     question_card(data) {
-      if (data?.card) extras.cards.push(data.card);
+      if (data?.question_id) extras.cards.push(data);
       schedule();
     },
     safety(data) {

@@ -146,7 +146,8 @@ impl TurnEvent {
             Self::Suggestions(value) | Self::Payload(value) | Self::Safety(value) => {
                 value.to_string()
             }
-            Self::QuestionCard(card) => json!({"card": card}).to_string(),
+            // The card's own fields at the top level, as spec 04's `question_card` event.
+            Self::QuestionCard(card) => card.to_string(),
             Self::AttemptFailed {
                 attempt,
                 reason,

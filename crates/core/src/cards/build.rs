@@ -66,6 +66,7 @@ impl Draft {
             metadata: Some(json!({
                 "question_sequence": index + 1,
                 "option_style": self.style,
+                "phase": category,
             })),
         }
     }

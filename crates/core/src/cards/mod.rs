@@ -7,7 +7,8 @@
 //! the reply as [`Detection::message`]. The structured way is the [`present_question_tool`] the
 //! model may call; [`from_tool_call`] turns its arguments into a card. Both go through the same
 //! normalisation (label/description split, default markers, length limits, ids). Cards belong to
-//! the discovery and clarification modes only: callers gate on [`Category::from_mode`].
+//! the discovery, clarification and mode-selection modes only: callers gate on
+//! [`Category::from_mode`].
 
 mod build;
 mod detect;
@@ -54,18 +55,19 @@ pub enum Category {
 }
 
 impl Category {
-    /// The category for a conversation mode: `Some` only for `"discovery"` and
-    /// `"clarification"` (case-insensitive, surrounding whitespace ignored); cards are only
+    /// The category for a conversation mode: `Some` only for `"discovery"`,
+    /// `"clarification"` and `"mode_selection"` (an application asking the user how the
+    /// conversation goes on); case-insensitive, surrounding whitespace ignored. Cards are only
     /// produced in those modes.
     pub fn from_mode(mode: &str) -> Option<Category> {
         let mode = mode.trim();
-        if mode.eq_ignore_ascii_case("discovery") {
-            Some(Category::Discovery)
-        } else if mode.eq_ignore_ascii_case("clarification") {
-            Some(Category::Clarification)
-        } else {
-            None
-        }
+        [
+            Category::Discovery,
+            Category::Clarification,
+            Category::ModeSelection,
+        ]
+        .into_iter()
+        .find(|category| mode.eq_ignore_ascii_case(category.as_str()))
     }
 
     /// The serialised name (`discovery`, `clarification`, `mode_selection`).
@@ -115,8 +117,8 @@ pub struct QuestionCard {
     /// How many options may be selected: 1 (single choice) up to the number of options.
     #[serde(default = "one")]
     pub max_selections: u32,
-    /// Tracking data: `question_sequence` (1-based) and `option_style` (`lettered`,
-    /// `numbered`, `inline`, `header` or `tool`).
+    /// Tracking data: `question_sequence` (1-based), `option_style` (`lettered`, `numbered`,
+    /// `inline`, `header` or `tool`) and `phase` (the card's category: the mode it was asked in).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<serde_json::Value>,
 }

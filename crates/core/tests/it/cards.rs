@@ -113,7 +113,7 @@ fn the_spec_shaped_question_has_rationale_and_loses_its_lead_in() {
     assert_eq!(card.category, Category::Discovery);
     assert_eq!(
         card.metadata,
-        Some(json!({"question_sequence": 1, "option_style": "lettered"}))
+        Some(json!({"question_sequence": 1, "option_style": "lettered", "phase": "discovery"}))
     );
     assert_eq!(
         d.message, "",
@@ -509,8 +509,12 @@ fn ids_depend_on_the_seed_and_nothing_else() {
 }
 
 #[test]
-fn cards_come_only_from_discovery_and_clarification_modes() {
+fn cards_come_only_from_the_card_modes() {
     assert_eq!(Category::from_mode("discovery"), Some(Category::Discovery));
+    assert_eq!(
+        Category::from_mode("mode_selection"),
+        Some(Category::ModeSelection)
+    );
     assert_eq!(
         Category::from_mode(" Clarification\n"),
         Some(Category::Clarification)
@@ -520,7 +524,7 @@ fn cards_come_only_from_discovery_and_clarification_modes() {
         "",
         "chat",
         "artifact",
-        "mode_selection",
+        "mode selection",
         "discover",
         "discovery mode",
     ] {
@@ -530,7 +534,14 @@ fn cards_come_only_from_discovery_and_clarification_modes() {
         serde_json::to_value(Category::ModeSelection).unwrap(),
         json!("mode_selection")
     );
-    // How a caller gates: outside the two modes the reply is not scanned at all.
+    // In mode_selection the cards say so, with the phase in their metadata.
+    let choosing = detect(&fixture("spec_shaped"), Category::ModeSelection, "conv-1:1");
+    assert!(!choosing.cards.is_empty());
+    for card in &choosing.cards {
+        assert_eq!(card.category, Category::ModeSelection);
+        assert_eq!(card.metadata.as_ref().unwrap()["phase"], "mode_selection");
+    }
+    // How a caller gates: outside the card modes the reply is not scanned at all.
     let reply = fixture("spec_shaped");
     let cards =
         |mode: &str| Category::from_mode(mode).map_or(0, |c| detect(&reply, c, "s").cards.len());
@@ -682,7 +693,7 @@ fn a_tool_call_becomes_a_normalised_card() {
     assert_eq!(card.max_selections, 1);
     assert_eq!(
         card.metadata,
-        Some(json!({"question_sequence": 2, "option_style": "tool"}))
+        Some(json!({"question_sequence": 2, "option_style": "tool", "phase": "discovery"}))
     );
     assert_meets_schema(&Detection {
         message: String::new(),
