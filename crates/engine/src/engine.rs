@@ -449,6 +449,7 @@ pub fn build_provider(
         base_url: entry.base_url.clone(),
         api_key: entry.api_key.clone(),
         timeout: entry.timeout,
+        ..HttpSettings::default()
     };
     Ok(match entry.kind {
         ProviderKind::Openai => Arc::new(OpenAi::new(

@@ -263,6 +263,7 @@ impl Provider for Mock {
             url: self.endpoint(),
             headers: Map::new(),
             body,
+            notes: Vec::new(),
         }
     }
 

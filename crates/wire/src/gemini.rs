@@ -431,7 +431,10 @@ mod tests {
                 .and_then(|c| c.mode.clone()),
             Some(FunctionCallingMode::Any)
         );
-        assert_eq!(request.contents[1].parts[0].extra["thoughtSignature"], "sig");
+        assert_eq!(
+            request.contents[1].parts[0].extra["thoughtSignature"],
+            "sig"
+        );
         assert_eq!(serde_json::to_value(&request).unwrap(), body);
     }
 

@@ -43,6 +43,7 @@ async fn provider(
         base_url: format!("{}/v1", server.url()),
         api_key: key.map(str::to_owned),
         timeout,
+        ..HttpSettings::default()
     };
     let provider: Box<dyn Provider> = match kind {
         Kind::OpenAi => Box::new(OpenAi::new(settings, OpenAiOptions::default()).unwrap()),
@@ -250,6 +251,7 @@ async fn slow_answers_time_out_and_dead_servers_refuse() {
             base_url: format!("http://127.0.0.1:{port}/v1"),
             api_key: None,
             timeout: Duration::from_secs(2),
+            ..HttpSettings::default()
         };
         let p: Box<dyn Provider> = match kind {
             Kind::OpenAi => Box::new(OpenAi::new(settings, OpenAiOptions::default()).unwrap()),
@@ -305,6 +307,7 @@ async fn native_structured_output_is_passed_through_where_enabled() {
         base_url: format!("{}/v1", server.url()),
         api_key: None,
         timeout: Duration::from_secs(10),
+        ..HttpSettings::default()
     };
     let openai = OpenAi::new(
         settings.clone(),
