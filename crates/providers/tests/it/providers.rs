@@ -1,12 +1,15 @@
-//! The provider conformance suite: every provider (OpenAI-compatible and Anthropic over real
-//! HTTP to the mock LLM on loopback, and the in-process mock) passes the same checks —
-//! completion, streaming, retry classification, Retry-After, auth, timeouts, redaction.
+//! The provider conformance suite: every provider (OpenAI-compatible, Azure OpenAI, Anthropic
+//! and Gemini over real HTTP to the mock LLM on loopback, and the in-process mock) passes the
+//! same checks — completion, streaming, retry classification, Retry-After, auth, timeouts,
+//! redaction, tool calls, structured output.
 
 use bridle_core::{Context, Contracts, ToolCall};
 use bridle_mock::{Fault, MockConfig, MockServer, Script, ScriptTurn, Step};
+use bridle_providers::gemini::GeminiOptions;
 use bridle_providers::mock::Mock;
+use bridle_providers::openai::{AZURE_API_VERSION, Azure};
 use bridle_providers::{
-    Anthropic, ChatMessage, ChatRequest, HttpSettings, OpenAi, OpenAiOptions, Provider,
+    Anthropic, ChatMessage, ChatRequest, Gemini, HttpSettings, OpenAi, OpenAiOptions, Provider,
     ProviderError, ResponseFormat, Role, StreamEvent,
 };
 use futures::StreamExt;
@@ -15,13 +18,54 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     OpenAi,
+    Azure,
     Anthropic,
+    Gemini,
     InProcess,
 }
 
-const ALL: [Kind; 3] = [Kind::OpenAi, Kind::Anthropic, Kind::InProcess];
-const HTTP: [Kind; 2] = [Kind::OpenAi, Kind::Anthropic];
+const ALL: [Kind; 5] = [
+    Kind::OpenAi,
+    Kind::Azure,
+    Kind::Anthropic,
+    Kind::Gemini,
+    Kind::InProcess,
+];
+const HTTP: [Kind; 4] = [Kind::OpenAi, Kind::Azure, Kind::Anthropic, Kind::Gemini];
 const KEY: &str = "sk-test-4f9a-secret";
+/// The model every request names (Azure's deployment, Gemini's model).
+const MODEL: &str = "test-model";
+
+/// An HTTP provider of `kind` for the mock at `server_url` (`http://127.0.0.1:PORT`).
+fn http_provider(kind: Kind, server_url: &str, mut settings: HttpSettings) -> Box<dyn Provider> {
+    match kind {
+        Kind::OpenAi => {
+            settings.base_url = format!("{server_url}/v1");
+            Box::new(OpenAi::new(settings, OpenAiOptions::default()).unwrap())
+        }
+        Kind::Azure => {
+            settings.base_url = server_url.to_owned();
+            let azure = Azure {
+                api_version: AZURE_API_VERSION.into(),
+                deployment: MODEL.into(),
+            };
+            Box::new(OpenAi::azure(settings, OpenAiOptions::default(), azure).unwrap())
+        }
+        Kind::Anthropic => {
+            settings.base_url = format!("{server_url}/v1");
+            Box::new(Anthropic::new(settings, false).unwrap())
+        }
+        Kind::Gemini => {
+            settings.base_url = format!("{server_url}/v1beta");
+            let options = GeminiOptions {
+                native_structured_output: false,
+                model: MODEL.into(),
+            };
+            Box::new(Gemini::new(settings, options).unwrap())
+        }
+        Kind::InProcess => unreachable!("not over HTTP"),
+    }
+}
 
 /// A provider of `kind` in front of a mock with `config`; the server (if any) lives as long as
 /// the returned value.
@@ -40,15 +84,11 @@ async fn provider(
     }
     let server = MockServer::start(config).await.unwrap();
     let settings = HttpSettings {
-        base_url: format!("{}/v1", server.url()),
         api_key: key.map(str::to_owned),
         timeout,
         ..HttpSettings::default()
     };
-    let provider: Box<dyn Provider> = match kind {
-        Kind::OpenAi => Box::new(OpenAi::new(settings, OpenAiOptions::default()).unwrap()),
-        _ => Box::new(Anthropic::new(settings, false).unwrap()),
-    };
+    let provider = http_provider(kind, &server.url(), settings);
     (Some(server), provider)
 }
 
@@ -65,7 +105,7 @@ fn request() -> ChatRequest {
     let contracts = Contracts::builtin().unwrap();
     let contract = contracts.get("selfhelp-response").unwrap();
     ChatRequest {
-        model: "test-model".into(),
+        model: MODEL.into(),
         messages: vec![
             ChatMessage::new(Role::System, contract.instructions(&Context::new())),
             ChatMessage::new(Role::User, "How do I calm down before a talk?"),
@@ -248,15 +288,10 @@ async fn slow_answers_time_out_and_dead_servers_refuse() {
         let port = listener.local_addr().unwrap().port();
         drop(listener);
         let settings = HttpSettings {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
-            api_key: None,
             timeout: Duration::from_secs(2),
             ..HttpSettings::default()
         };
-        let p: Box<dyn Provider> = match kind {
-            Kind::OpenAi => Box::new(OpenAi::new(settings, OpenAiOptions::default()).unwrap()),
-            _ => Box::new(Anthropic::new(settings, false).unwrap()),
-        };
+        let p = http_provider(kind, &format!("http://127.0.0.1:{port}"), settings);
         let e = p.complete(&request()).await.unwrap_err();
         assert!(
             matches!(e, ProviderError::Connection(_)) && e.is_retryable(),
@@ -360,7 +395,7 @@ fn card_request() -> ChatRequest {
     let contract = contracts.get("question-cards").unwrap();
     let context = Context::new().with("mode", "discovery");
     ChatRequest {
-        model: "test-model".into(),
+        model: MODEL.into(),
         messages: vec![
             ChatMessage::new(Role::System, contract.instructions(&context)),
             ChatMessage::new(Role::User, "I want an app for my flat"),
