@@ -76,7 +76,9 @@ pub(crate) fn parse(body: &Value, model: &str, stream: bool) -> Result<Call, Str
     };
     let format = if mode == Some(FunctionCallingMode::Any) {
         if tools.is_empty() {
-            return Err("* GenerateContentRequest.tool_config: mode ANY needs function declarations".into());
+            return Err(
+                "* GenerateContentRequest.tool_config: mode ANY needs function declarations".into(),
+            );
         }
         let allowed = config.and_then(|c| c.allowed_function_names.as_ref());
         let name = allowed.and_then(|names| names.first()).cloned();
@@ -144,7 +146,10 @@ fn read_parts(role: Role, parts: &[Part], messages: &mut Vec<MockMessage>) {
             calls.push(CallMade {
                 id: call.id.clone().unwrap_or_default(),
                 name: call.name.clone(),
-                arguments: call.args.clone().unwrap_or_else(|| Value::Object(Map::new())),
+                arguments: call
+                    .args
+                    .clone()
+                    .unwrap_or_else(|| Value::Object(Map::new())),
             });
         }
     }
@@ -334,7 +339,11 @@ pub(crate) fn render(reply: &MockReply, call: &Call, piece_chars: usize) -> Rend
     }
     let frame = |value: Value| format!("data: {value}\n\n");
     let pieces = deltas(content, scripted, piece_chars);
-    let sent = if broken { pieces.len() / 2 } else { pieces.len() };
+    let sent = if broken {
+        pieces.len() / 2
+    } else {
+        pieces.len()
+    };
     let mut frames: Vec<String> = pieces
         .iter()
         .take(sent)

@@ -76,7 +76,10 @@ enum Api {
     OpenAi,
     Anthropic,
     /// Gemini, for `model` (from the path); `stream` for `streamGenerateContent`.
-    Gemini { model: String, stream: bool },
+    Gemini {
+        model: String,
+        stream: bool,
+    },
 }
 
 impl Api {
@@ -318,7 +321,8 @@ async fn generate_content(
                 model: String::new(),
                 stream: false,
             };
-            let message = format!("Invalid URL (POST {path}): expected models/MODEL:generateContent");
+            let message =
+                format!("Invalid URL (POST {path}): expected models/MODEL:generateContent");
             shared.log.push(LoggedRequest {
                 method: "POST".into(),
                 path,
@@ -485,9 +489,11 @@ async fn models(
     }
     log(200);
     let body = match api {
-        Api::OpenAi | Api::Gemini { .. } => json!({"object": "list", "data": MODELS.iter().map(|id| json!({
+        Api::OpenAi | Api::Gemini { .. } => {
+            json!({"object": "list", "data": MODELS.iter().map(|id| json!({
             "id": id, "object": "model", "created": 0, "owned_by": "bridle-mock"
-        })).collect::<Vec<_>>()}),
+        })).collect::<Vec<_>>()})
+        }
         Api::Anthropic => json!({
             "data": MODELS.iter().map(|id| json!({
                 "type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"
