@@ -520,3 +520,217 @@ async fn a_stream_longer_than_the_timeout_is_not_cut_while_it_keeps_coming() {
         );
     }
 }
+
+/// A function tool of OpenAI's form whose arguments must be a city and a unit.
+fn weather_tool() -> serde_json::Value {
+    serde_json::json!({"type": "function", "function": {"name": "get_weather", "description": "Weather now",
+        "parameters": {"type": "object", "required": ["city", "unit"], "additionalProperties": false,
+            "properties": {"city": {"type": "string", "minLength": 1},
+                           "unit": {"enum": ["celsius", "fahrenheit"]}}}}})
+}
+
+/// A named `tool_choice` is a call of that tool, not the reply, for the providers that speak
+/// OpenAI's and Gemini's formats (Anthropic reads a forced tool as Bridle's structured output,
+/// its input the content; the in-process mock does not force calls).
+#[tokio::test]
+async fn a_forced_call_comes_back_as_a_call_and_its_result_is_read() {
+    for kind in [Kind::OpenAi, Kind::Azure, Kind::Gemini] {
+        let (server, p) =
+            provider(kind, MockConfig::default(), None, Duration::from_secs(10)).await;
+        let mut request = ChatRequest {
+            model: MODEL.into(),
+            messages: vec![ChatMessage::new(Role::User, "What is the weather in Oslo?")],
+            tools: vec![weather_tool()],
+            tool_choice: Some(
+                serde_json::from_value(
+                    serde_json::json!({"type": "function", "function": {"name": "get_weather"}}),
+                )
+                .unwrap(),
+            ),
+            ..ChatRequest::default()
+        };
+        assert_eq!(p.check(&request), Ok(()), "{kind:?}");
+        let whole = p.complete(&request).await.unwrap();
+        assert_eq!(whole.tool_calls.len(), 1, "{kind:?}: {whole:?}");
+        let call = whole.tool_calls[0].clone();
+        assert_eq!(call.name, "get_weather");
+        assert!(!call.id.is_empty(), "{kind:?}: calls have ids");
+        let unit = &call.arguments["unit"];
+        assert!(
+            unit == "celsius" || unit == "fahrenheit",
+            "{kind:?}: {call:?}"
+        );
+
+        // The call and its result go back; the model answers in text.
+        let mut assistant = ChatMessage::new(Role::Assistant, "");
+        assistant.tool_calls = vec![call.clone()];
+        let mut result = ChatMessage::new(Role::Tool, "{\"temperature\": 3}");
+        result.tool_call_id = Some(call.id.clone());
+        request.messages.extend([assistant, result]);
+        request.tool_choice = None;
+        assert_eq!(p.check(&request), Ok(()), "{kind:?}");
+        let answer = p.complete(&request).await.unwrap();
+        assert!(answer.tool_calls.is_empty(), "{kind:?}: {answer:?}");
+        assert!(!answer.content.is_empty(), "{kind:?}");
+        if kind == Kind::Gemini {
+            let logged = server.unwrap().requests();
+            let first = &logged[0].body["toolConfig"]["functionCallingConfig"];
+            assert_eq!(first["mode"], "ANY");
+            assert_eq!(first["allowedFunctionNames"][0], "get_weather");
+            let response = &logged[1].body["contents"][2]["parts"][0]["functionResponse"];
+            assert_eq!(response["name"], "get_weather", "named after its call");
+            assert_eq!(response["response"]["temperature"], 3);
+        }
+    }
+}
+
+#[tokio::test]
+async fn gemini_sends_a_schema_it_can_say_natively_and_answers_by_it() {
+    let server = MockServer::start(MockConfig::default()).await.unwrap();
+    let settings = HttpSettings {
+        base_url: format!("{}/v1beta", server.url()),
+        timeout: Duration::from_secs(10),
+        ..HttpSettings::default()
+    };
+    let options = GeminiOptions {
+        native_structured_output: true,
+        model: MODEL.into(),
+    };
+    let gemini = Gemini::new(settings, options).unwrap();
+    let schema = serde_json::json!({"type": "object", "required": ["city", "score"],
+        "properties": {"city": {"type": "string", "minLength": 1},
+                       "score": {"type": "integer", "minimum": 1, "maximum": 5}}});
+    let request = ChatRequest {
+        model: MODEL.into(),
+        messages: vec![ChatMessage::new(Role::User, "Rate Oslo.")],
+        response_format: Some(ResponseFormat::JsonSchema {
+            name: "rating".into(),
+            schema: schema.clone(),
+        }),
+        ..ChatRequest::default()
+    };
+    let payload = gemini.payload(&request, false);
+    assert_eq!(
+        payload.body["generationConfig"]["responseSchema"]["properties"]["score"]["type"],
+        "INTEGER"
+    );
+    let checks = |text: &str| {
+        bridle_core::Contract::from_schema("rating", schema.clone())
+            .unwrap()
+            .check(text, &Context::new())
+            .is_valid()
+    };
+    let whole = gemini.complete(&request).await.unwrap();
+    assert!(checks(&whole.content), "{}", whole.content);
+    let (deltas, done) = collect(&gemini, &request).await;
+    assert_eq!(deltas, done.as_deref().unwrap());
+    assert!(checks(&done.unwrap()));
+}
+
+#[tokio::test]
+async fn each_provider_s_error_message_is_read_from_its_error_body() {
+    for kind in HTTP {
+        let config = MockConfig {
+            require_api_key: Some(KEY.into()),
+            ..MockConfig::default()
+        };
+        let (_server, p) = provider(kind, config, Some("wrong"), Duration::from_secs(10)).await;
+        let e = p.complete(&request()).await.unwrap_err();
+        let ProviderError::Status {
+            status, message, ..
+        } = &e
+        else {
+            panic!("{kind:?}: {e}")
+        };
+        assert_eq!(*status, 401, "{kind:?}");
+        assert!(
+            message.starts_with("Incorrect or missing API key"),
+            "{kind:?}: the message, not the body: {message}"
+        );
+    }
+}
+
+/// Reads one HTTP request on `listener` (head and body), answers it with a 500, returns the
+/// request's text.
+async fn capture_one(listener: tokio::net::TcpListener) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (mut socket, _) = listener.accept().await.unwrap();
+    let mut bytes = Vec::new();
+    let mut buffer = [0u8; 4096];
+    loop {
+        let n = socket.read(&mut buffer).await.unwrap();
+        bytes.extend_from_slice(&buffer[..n]);
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length = text[..end]
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("content-length")
+                        .then(|| value.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if bytes.len() >= end + 4 + length || n == 0 {
+                break;
+            }
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    let answer =
+        "HTTP/1.1 500 Internal Server Error\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
+    socket.write_all(answer.as_bytes()).await.unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+#[tokio::test]
+async fn a_model_s_headers_and_query_go_with_every_request_beside_the_provider_s_own() {
+    for kind in HTTP {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let capture = tokio::spawn(capture_one(listener));
+        let settings = HttpSettings {
+            api_key: Some(KEY.into()),
+            timeout: Duration::from_secs(10),
+            headers: vec![("X-Team".into(), "blue".into())],
+            query: vec![("foo".into(), "bar".into())],
+            ..HttpSettings::default()
+        };
+        let p = http_provider(kind, &url, settings);
+        let e = p.complete(&request()).await.unwrap_err();
+        assert!(
+            matches!(e, ProviderError::Status { status: 500, .. }),
+            "{kind:?}: {e}"
+        );
+        let sent = capture.await.unwrap().to_ascii_lowercase();
+        let first_line = sent.lines().next().unwrap().to_owned();
+        let expected_path = match kind {
+            Kind::OpenAi => "/v1/chat/completions?foo=bar".to_owned(),
+            Kind::Azure => format!(
+                "/openai/deployments/{MODEL}/chat/completions?api-version={AZURE_API_VERSION}&foo=bar"
+            ),
+            Kind::Anthropic => "/v1/messages?foo=bar".to_owned(),
+            Kind::Gemini => format!("/v1beta/models/{MODEL}:generatecontent?foo=bar"),
+            Kind::InProcess => unreachable!(),
+        };
+        assert_eq!(
+            first_line,
+            format!("post {} http/1.1", expected_path.to_ascii_lowercase()),
+            "{kind:?}"
+        );
+        assert!(sent.contains("\r\nx-team: blue\r\n"), "{kind:?}: {sent}");
+        let auth = match kind {
+            Kind::OpenAi => format!("authorization: bearer {KEY}"),
+            Kind::Azure => format!("api-key: {KEY}"),
+            Kind::Anthropic => format!("x-api-key: {KEY}"),
+            Kind::Gemini => format!("x-goog-api-key: {KEY}"),
+            Kind::InProcess => unreachable!(),
+        };
+        assert!(
+            sent.contains(&auth.to_ascii_lowercase()),
+            "{kind:?}: {sent}"
+        );
+        assert!(sent.contains("content-type: application/json"), "{kind:?}");
+    }
+}
