@@ -2,8 +2,9 @@
 //! loopback, on SQLite and PostgreSQL: the stored request is what the mock received, at the
 //! provider's own URL with the model's extra query parameters and headers, keys redacted; a
 //! stored attempt replays; Gemini notes whether structured output went out natively; a model's
-//! own `timeout_secs` overrides its provider's.
+//! own `timeout_secs` overrides its provider's; streamed turns retry after a bad reply.
 
+use bridle_engine::events::{EventSink, TurnEvent};
 use bridle_engine::providers::ProviderError;
 use bridle_engine::store::{MessageRole, Store, View};
 use bridle_engine::{Config, Engine};
@@ -17,6 +18,7 @@ const KEY: &str = "sk-azure-gemini-7d2b-secret";
 on_both_backends! {
     azure_and_gemini_turns_store_what_was_sent: sqlite_azure_and_gemini_turns_store_what_was_sent, postgres_azure_and_gemini_turns_store_what_was_sent;
     gemini_says_how_structured_output_went_out: sqlite_gemini_says_how_structured_output_went_out, postgres_gemini_says_how_structured_output_went_out;
+    streamed_turns_through_azure_and_gemini: sqlite_streamed_turns_through_azure_and_gemini, postgres_streamed_turns_through_azure_and_gemini;
 }
 
 /// An engine whose default model `up` runs on a `kind` provider in front of `server`, with the
@@ -182,5 +184,77 @@ async fn a_model_s_own_timeout_overrides_its_provider_s() {
             Some(timeout.as_str()),
             "the model's 0.3 s, not the provider's 30 s"
         );
+    }
+}
+
+async fn streamed_turns_through_azure_and_gemini(store: Arc<dyn Store>) {
+    for (kind, path) in [
+        (
+            "azure",
+            "/openai/deployments/upstream-model/chat/completions",
+        ),
+        (
+            "gemini",
+            "/v1beta/models/upstream-model:streamGenerateContent",
+        ),
+    ] {
+        let server = MockServer::start(MockConfig {
+            fault_rate: 1.0,
+            faults: vec![Fault::WrongEnum],
+            ..MockConfig::default()
+        })
+        .await
+        .unwrap();
+        let engine = engine(Arc::clone(&store), &server, kind, "");
+        let conversation = engine
+            .start_conversation("ada", "selfhelp-response", json!({}))
+            .await
+            .unwrap();
+        let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
+        let seen = tokio::spawn(async move {
+            let mut seen = Vec::new();
+            while let Some(event) = events.recv().await {
+                seen.push(event);
+            }
+            seen
+        });
+        let outcome = engine
+            .send_streaming(&conversation.id, "Hello", None, &sink)
+            .await
+            .unwrap();
+        drop(sink);
+        let seen = seen.await.unwrap();
+        assert_eq!(outcome.attempts, 2, "{kind}");
+        assert!(!outcome.fallback, "{kind}");
+        let failed = seen.iter().filter(|e| {
+            matches!(
+                e,
+                TurnEvent::AttemptFailed {
+                    attempt: 1,
+                    reason: "invalid",
+                    ..
+                }
+            )
+        });
+        assert_eq!(failed.count(), 1, "{kind}: {seen:?}");
+        assert!(
+            seen.iter()
+                .any(|e| matches!(e, TurnEvent::Partial { attempt: 2, .. })),
+            "{kind}: the value came in pieces: {seen:?}"
+        );
+        let logged = server.requests();
+        assert_eq!(logged.len(), 2, "{kind}");
+        let stored: Vec<_> = store
+            .messages(&conversation.id, View::Admin)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.data.role == MessageRole::Assistant)
+            .collect();
+        for (attempt, request) in stored.iter().zip(&logged) {
+            assert_eq!(request.path, path, "{kind}");
+            let payload = attempt.data.request_payload.as_ref().unwrap();
+            assert_eq!(payload["body"], request.body, "{kind}");
+        }
     }
 }
