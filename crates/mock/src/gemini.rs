@@ -129,14 +129,15 @@ fn read_parts(role: Role, parts: &[Part], messages: &mut Vec<MockMessage>) {
     let mut results = 0;
     for part in parts {
         if let Some(response) = &part.function_response {
-            let content = match &response.response {
-                Value::Object(map) if map.len() == 1 && map.contains_key("result") => {
-                    match &map["result"] {
-                        Value::String(text) => text.clone(),
-                        other => other.to_string(),
-                    }
-                }
-                other => other.to_string(),
+            // `{"result": …}` (how a result that is not an object goes) is read as that result.
+            let result = match &response.response {
+                Value::Object(map) if map.len() == 1 => map.get("result"),
+                _ => None,
+            };
+            let content = match result {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => response.response.to_string(),
             };
             let id = response.id.clone().unwrap_or_else(|| response.name.clone());
             messages.push(MockMessage::tool_result(id, content));

@@ -145,12 +145,7 @@ impl Gemini {
         Ok(async_stream_events(move |tx| async move {
             while let Some(event) = events.next().await {
                 let answer = event.and_then(|event| {
-                    GenerateContentResponse::deserialize(
-                        &serde_json::from_str::<Value>(&event.data).map_err(|e| {
-                            ProviderError::Decode(format!("stream event is not JSON: {e}"))
-                        })?,
-                    )
-                    .map_err(|e| {
+                    serde_json::from_str::<GenerateContentResponse>(&event.data).map_err(|e| {
                         ProviderError::Decode(format!("stream event could not be read: {e}"))
                     })
                 });
@@ -185,11 +180,14 @@ fn error_message(body: &str) -> Option<String> {
         .filter(|message| !message.is_empty())
 }
 
+/// How the ids Bridle makes for calls Gemini sent without one start (never sent back).
+pub(crate) const MADE_ID_PREFIX: &str = "gemini_call_";
+
 /// The id of a reply's `index`th call when Gemini gives none: the same for the same reply.
 fn call_id(given: Option<&str>, index: usize) -> String {
     given
         .filter(|id| !id.is_empty())
-        .map_or_else(|| format!("gemini_call_{index}"), str::to_owned)
+        .map_or_else(|| format!("{MADE_ID_PREFIX}{index}"), str::to_owned)
 }
 
 /// A candidate's reply text (thoughts left out) and function calls.

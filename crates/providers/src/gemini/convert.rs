@@ -142,6 +142,11 @@ fn called_name<'m>(before: &'m [ChatMessage], result: &ChatMessage) -> Option<&'
         .map(|call| call.name.as_str())
 }
 
+/// A call id as Gemini is sent it: none for an id Bridle made (Gemini gave none).
+fn sent_id(id: &str) -> Option<String> {
+    (!id.is_empty() && !id.starts_with(super::MADE_ID_PREFIX)).then(|| id.to_owned())
+}
+
 /// A tool result as a `functionResponse` part: a JSON object result as it is, any other
 /// result (JSON or text) as `{"result": …}`.
 fn result_part(m: &ChatMessage, name: Option<&str>) -> Part {
@@ -155,7 +160,7 @@ fn result_part(m: &ChatMessage, name: Option<&str>) -> Part {
     };
     Part {
         function_response: Some(FunctionResponse {
-            id: m.tool_call_id.clone(),
+            id: m.tool_call_id.as_deref().and_then(sent_id),
             name: name.unwrap_or_default().to_owned(),
             response,
             extra: Extra::new(),
@@ -173,7 +178,7 @@ fn call_part(call: &ToolCall) -> Part {
     };
     Part {
         function_call: Some(FunctionCall {
-            id: (!call.id.is_empty()).then(|| call.id.clone()),
+            id: sent_id(&call.id),
             name: call.name.clone(),
             args: Some(args),
             extra: Extra::new(),
@@ -325,6 +330,26 @@ mod tests {
                     {"functionResponse": {"id": "call_1", "name": "get_weather", "response": {"temp": 3}}},
                     {"functionResponse": {"id": "call_2", "name": "get_time", "response": {"result": "12:00"}}}
                 ]}
+            ])
+        );
+    }
+
+    #[test]
+    fn ids_bridle_made_for_gemini_s_calls_are_not_sent_back() {
+        let mut assistant = ChatMessage::new(Role::Assistant, "");
+        assistant.tool_calls = vec![ToolCall::new("f", json!({})).with_id("gemini_call_0")];
+        let mut result = ChatMessage::new(Role::Tool, "ok");
+        result.tool_call_id = Some("gemini_call_0".into());
+        let request = ChatRequest {
+            messages: vec![ChatMessage::new(Role::User, "go"), assistant, result],
+            ..ChatRequest::default()
+        };
+        assert!(refusal(&request).is_none());
+        assert_eq!(
+            serde_json::to_value(&contents(&request)[1..]).unwrap(),
+            json!([
+                {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"result": "ok"}}}]}
             ])
         );
     }
