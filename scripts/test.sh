@@ -25,6 +25,11 @@ if [ ! -x target/py/bin/python ] || ! target/py/bin/python -c "import openai" 2>
 fi
 target/py/bin/python -c "import openai; print('openai', openai.__version__)"
 
+step "javascript client"
+# ... and with the official openai npm package, pinned by crates/cli/tests/js/package-lock.json.
+npm ci --silent --no-audit --no-fund --prefix crates/cli/tests/js
+(cd crates/cli/tests/js && node -e 'import("openai/version").then((m) => console.log("openai (npm)", m.VERSION))')
+
 step "services"
 # The store tests use the real PostgreSQL on 127.0.0.1:5432 (database "test", trust auth).
 if [ -z "${BRIDLE_TEST_POSTGRES_URL:-}" ]; then

@@ -9,7 +9,8 @@
 //                                temp file for --script) → {url, baseUrl, requests(), stop()}
 //   startBridle({script, mockArgs, env})  a mock plus `bridle serve --bind 127.0.0.1:0
 //                                --data-dir <tmp>` with OPENAI_BASE_URL at the mock, the keys
-//                                above, rate limits off and a 50 ms retry delay →
+//                                above, rate limits off and a 50 ms retry delay (env: more
+//                                variables, or a function of the started mock giving them) →
 //                                {url, mock, dataDir, log(), stop()}
 //   launchBrowser()              headless /usr/bin/chromium (--no-sandbox)
 //   newPage(browser, {viewport}) a page whose uncaught errors and CSP violations are collected
@@ -128,7 +129,7 @@ export async function startBridle({ script, mockArgs = [], env = {} } = {}) {
       BRIDLE_USER_KEYS: `ada:${USER_KEY},bob:${OTHER_KEY}`,
       BRIDLE__SERVER__LIMITS__ENABLED: 'false',
       BRIDLE__RETRY__DELAY_MS: '50',
-      ...env,
+      ...(typeof env === 'function' ? env(mock) : env),
     });
   } catch (error) {
     await mock.stop();

@@ -30,6 +30,18 @@ export function attemptBadge(message) {
   return el('span', { class: ['badge', cls], 'data-outcome': attemptOutcome(message) }, label);
 }
 
+const ROUTE_LABELS = {
+  escalated: ['Escalated', 'An earlier model had its invalid replies: the turn moved to this one'],
+  failover: ['Failover', 'The previous model\'s provider failed: this model stood in'],
+};
+
+/** "Escalated" / "Failover" for an attempt that went to another model than the turn's own. */
+export function routeBadge(message) {
+  const label = ROUTE_LABELS[message.route];
+  if (!label) return null;
+  return el('span', { class: ['badge', 'badge--route'], 'data-route': message.route, title: label[1] }, label[0]);
+}
+
 export function statusBadge(status) {
   return el('span', { class: ['badge', status === 'blocked' ? 'badge--blocked' : 'badge--active'], 'data-status': status },
     status === 'blocked' ? 'Blocked' : 'Active');

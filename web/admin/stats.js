@@ -113,10 +113,25 @@ export function statsCharts(s) {
   ];
 }
 
+/** Attempts per configured model, and how many reached it by escalation or failover. */
+function modelsTable(models) {
+  if (!models?.length) return null;
+  return el('section', { class: 'card models', 'aria-labelledby': 'models-title' },
+    el('h2', { id: 'models-title' }, 'Attempts per model'),
+    el('div', { class: 'table-wrap' }, el('table', { class: 'responsive', id: 'stats-models' },
+      el('thead', {}, el('tr', {}, ['Model', 'Attempts', 'Valid', 'Escalated to it', 'Failed over to it'].map((h) => el('th', { scope: 'col' }, h)))),
+      el('tbody', {}, models.map((m) => el('tr', { 'data-model': m.model },
+        el('td', { 'data-label': 'Model' }, el('span', { class: 'mono' }, m.model || '—')),
+        el('td', { 'data-label': 'Attempts' }, number(m.attempts)),
+        el('td', { 'data-label': 'Valid' }, number(m.valid)),
+        el('td', { 'data-label': 'Escalated to it' }, number(m.escalations)),
+        el('td', { 'data-label': 'Failed over to it' }, number(m.failovers))))))));
+}
+
 export async function renderStats(view, params, current) {
   const q = statsQuery(params);
   const stats = await api.stats(q);
   if (!current()) return;
   document.title = 'Stats · Bridle admin';
-  replace(view, el('h1', {}, 'Stats'), form(q), statsCharts(stats));
+  replace(view, el('h1', {}, 'Stats'), form(q), statsCharts(stats), modelsTable(stats.models));
 }

@@ -4,7 +4,7 @@
 import { api } from './client.js';
 import { el, on, replace } from './dom.js';
 import { json, number, time } from './format.js';
-import { attemptBadge, attemptOutcome, levelBadge, statusBadge } from './badges.js';
+import { attemptBadge, attemptOutcome, levelBadge, routeBadge, statusBadge } from './badges.js';
 import { openPayload } from './payload.js';
 import { replayControls } from './replay.js';
 import { announce, href } from './router.js';
@@ -42,7 +42,10 @@ function retryBanner(message, next) {
     const why = outcome === 'error' ? 'The provider call failed'
       : outcome === 'aborted' ? 'Stopped early while streaming: what had arrived already broke the contract'
         : 'This attempt failed validation';
-    const then = next && !next.is_fallback ? ` — it was a retry trigger: Bridle sent the violations back and tried again (attempt ${next.attempt ?? '?'}).`
+    const moved = next?.route === 'escalated' ? `, escalated to model ${next.model ?? '?'}`
+      : next?.route === 'failover' ? `, failed over to model ${next.model ?? '?'}` : '';
+    const then = next && !next.is_fallback && outcome === 'error' ? ` — Bridle tried again (attempt ${next.attempt ?? '?'}${moved}).`
+      : next && !next.is_fallback ? ` — it was a retry trigger: Bridle sent the violations back and tried again (attempt ${next.attempt ?? '?'}${moved}).`
       : next && next.is_fallback ? ' — it was the last attempt; the fallback followed.'
         : ' — no further attempt was stored.';
     text = `Retry: ${why}${then}`;
@@ -100,10 +103,11 @@ function attemptCard(m, next) {
     class: ['message', 'attempt', `attempt--${outcome}`, outcome === 'valid' ? null : 'attempt--failed'],
     id: `m-${m.id}`, 'data-message-id': m.id, 'aria-label': `${label}: ${outcome}`,
   },
-  el('header', {}, attemptBadge(m), el('span', { class: 'who' }, label), el('time', {}, time(m.created_at))),
+  el('header', {}, attemptBadge(m), routeBadge(m), el('span', { class: 'who' }, label), el('time', {}, time(m.created_at))),
   retryBanner(m, next),
   facts([
     ['Model', m.model], ['Provider', m.provider],
+    ['Upstream model', m.request_payload?.body?.model ?? null],
     ['Tokens in / out', m.tokens_in == null && m.tokens_out == null ? null : `${number(m.tokens_in)} / ${number(m.tokens_out)}`],
     ['Latency', m.latency_ms == null ? null : `${number(m.latency_ms)} ms`],
     ['Contract', m.contract_version ? `${m.contract} ${m.contract_version}` : m.contract],

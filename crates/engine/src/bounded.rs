@@ -121,6 +121,7 @@ mod tests {
             latency_ms: None,
             error: None,
             interrupted: None,
+            route: None,
         }
     }
 

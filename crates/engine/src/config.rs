@@ -26,6 +26,7 @@ mod provider;
 mod raw;
 mod retention;
 mod retry;
+mod routes;
 #[cfg(test)]
 mod tests;
 
@@ -108,6 +109,7 @@ impl Config {
                 backoff: retry.backoff,
                 max_delay_ms: retry.max_delay_ms,
                 jitter: retry.jitter,
+                max_turn_tokens: retry.max_turn_tokens,
                 contracts,
             },
             providers: self
@@ -166,6 +168,7 @@ impl RawConfig {
 
         let default_model = openai_from_env(env, self.default_model, &mut providers, &mut models);
         builtin::add_mock(&default_model, &mut providers, &mut models);
+        routes::check(&models)?;
         if !models.contains_key(&default_model) {
             return Err(ConfigError::new(
                 "default_model",
@@ -224,6 +227,9 @@ fn openai_from_env(
             system_role: true,
             temperature: None,
             max_tokens: None,
+            escalate_to: None,
+            escalate_after: None,
+            failover: Vec::new(),
             http: ModelHttp::default(),
         });
         default_model.get_or_insert_with(|| "openai".into());

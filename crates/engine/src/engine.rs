@@ -1,6 +1,7 @@
 //! [`Engine`]: the façade the server and the CLI use — configuration, contracts, the store and
 //! one provider per model, and the operations on conversations (start one, send a message).
 
+use crate::chat_call::ChatCall;
 use crate::config::{Config, ModelConfig, ProviderKind};
 use crate::events::{EventSink, TurnEvent};
 use crate::metrics::EngineMetrics;
@@ -10,10 +11,10 @@ use crate::providers::openai::Azure;
 use crate::providers::{
     self, Anthropic, Gemini, HttpSettings, OpenAi, OpenAiOptions, Provider, ProviderError,
 };
-use crate::providers::{ChatMessage, Role};
+use crate::providers::{ChatRequest, Role};
 use crate::store::{self, Conversation, ConversationStatus, NewConversation, Store, StoreError};
 use crate::turn::{TurnError, TurnInput, TurnOutcome, run_turn};
-use bridle_core::{Context, Contract, ContractError, Contracts};
+use bridle_core::{Context, ContractError, Contracts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -62,11 +63,17 @@ pub enum EngineError {
     /// The `[safety]` settings are unusable.
     #[error(transparent)]
     Safety(#[from] SafetyConfigError),
+    /// The call asks what the model's provider cannot honour
+    /// ([`ProviderError::Unsupported`], naming the field); nothing was sent or stored.
+    #[error(transparent)]
+    Refused(ProviderError),
 }
 
 /// A configured model: its provider instance and settings.
 #[derive(Debug, Clone)]
 pub struct Model {
+    /// The entry's name (`[models.NAME]`): what requests name and attempts record.
+    pub name: String,
     /// The provider, built for this model's options.
     pub provider: Arc<dyn Provider>,
     /// The model's settings.
@@ -114,6 +121,7 @@ impl Engine {
             models.insert(
                 name.clone(),
                 Model {
+                    name: name.clone(),
                     provider,
                     settings: settings.clone(),
                 },
@@ -273,8 +281,8 @@ impl Engine {
             .map_err(|e| EngineError::BadMessage(e.to_string()))?;
         let input = TurnInput {
             store: self.store.as_ref(),
-            provider: model.provider.as_ref(),
-            model: &model.settings,
+            models: &self.models,
+            model,
             contract: &contract,
             retry: self.config.retry_for(contract.name()),
             conversation: &conversation,
@@ -283,6 +291,7 @@ impl Engine {
             context: &context,
             user_message: message,
             given_messages: None,
+            passthrough: None,
             metrics: &self.metrics,
             events,
         };
@@ -324,20 +333,19 @@ impl Engine {
     }
 
     /// Runs one turn over a chat the client sent whole (the OpenAI-compatible endpoint), under
-    /// `contract` — a named one or one made from the request's schema — with `context` (string
-    /// facts such as `page` and `mode`, as a conversation of the native API has them). The call
-    /// is recorded as a conversation of its own (its context plus `"source": "openai"`), every
-    /// attempt included, and the safety policy applies as for any turn.
+    /// the call's contract with its context (string facts such as `page` and `mode`, as a
+    /// conversation of the native API has them) and its passthrough (the client's tools, tool
+    /// choice and options, sent with every attempt). What the model's provider cannot honour
+    /// is refused before anything is stored ([`EngineError::Refused`]). The call is recorded as
+    /// a conversation of its own (its context plus `"source": "openai"`), every attempt
+    /// included, and the safety policy applies as for any turn.
     pub async fn complete_chat(
         &self,
-        user_id: &str,
-        contract: &Contract,
-        messages: &[ChatMessage],
-        model: Option<&str>,
-        context: serde_json::Map<String, Value>,
+        call: ChatCall<'_>,
     ) -> Result<(Conversation, TurnOutcome), EngineError> {
-        let model = self.model(model)?;
-        let user_message = messages
+        let model = self.model(call.model)?;
+        let user_message = call
+            .messages
             .iter()
             .rev()
             .find(|m| m.role == Role::User)
@@ -345,33 +353,40 @@ impl Engine {
             .ok_or_else(|| EngineError::BadContext("the chat has no user message".into()))?;
         // The call's context (`page`, `mode`, … as strings), marked as the endpoint's; the
         // application's prompt is in the messages, never in the context.
-        if context.contains_key("prompt") {
+        if call.context.contains_key("prompt") {
             return Err(EngineError::BadContext(
                 "\"prompt\" is not a context key here: the prompt goes in the messages".into(),
             ));
         }
-        let mut context = context;
+        let mut probe = ChatRequest {
+            messages: call.messages.to_vec(),
+            ..ChatRequest::default()
+        };
+        call.passthrough.apply(&mut probe);
+        model.provider.check(&probe).map_err(EngineError::Refused)?;
+        let mut context = call.context.clone();
         context.insert("source".into(), Value::String("openai".into()));
         let context = Value::Object(context);
         let (facts, _) = split_context(&context)?;
         // Stored with the user's message, in one transaction.
         let conversation = Conversation::start(&NewConversation {
-            user_id: user_id.to_owned(),
-            contract: contract.name().to_owned(),
+            user_id: call.user_id.to_owned(),
+            contract: call.contract.name().to_owned(),
             context,
         });
         let input = TurnInput {
             store: self.store.as_ref(),
-            provider: model.provider.as_ref(),
-            model: &model.settings,
-            contract,
-            retry: self.config.retry_for(contract.name()),
+            models: &self.models,
+            model,
+            contract: call.contract,
+            retry: self.config.retry_for(call.contract.name()),
             conversation: &conversation,
             new_conversation: true,
             app_prompt: None,
             context: &facts,
             user_message: &user_message,
-            given_messages: Some(messages),
+            given_messages: Some(call.messages),
+            passthrough: Some(call.passthrough),
             metrics: &self.metrics,
             events: None,
         };
@@ -408,6 +423,7 @@ pub fn final_events(outcome: &TurnOutcome) -> Vec<TurnEvent> {
         repairs: outcome.repairs.clone(),
         fallback: outcome.fallback,
         usage: serde_json::to_value(outcome.usage).unwrap_or(Value::Null),
+        model: outcome.model.clone(),
     });
     events
 }

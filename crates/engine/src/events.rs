@@ -20,6 +20,10 @@ pub enum TurnEvent {
     AttemptStarted {
         /// The attempt.
         attempt: u32,
+        /// The configured model it goes to.
+        model: String,
+        /// `escalated` or `failover` when that is not the turn's own model; `None` otherwise.
+        route: Option<&'static str>,
     },
     /// More text for the user: markers stripped, question-card text held back.
     TextDelta {
@@ -69,6 +73,16 @@ pub enum TurnEvent {
         fallback: bool,
         /// Tokens used over all attempts.
         usage: Value,
+        /// The configured model whose reply is final.
+        model: String,
+    },
+    /// The turn's attempts used its token budget (`max_turn_tokens`): it retries no more
+    /// (the fallback, when the contract has one, follows).
+    BudgetSpent {
+        /// Tokens used, input and output.
+        used: u64,
+        /// The budget.
+        budget: u64,
     },
     /// The turn ended without a final message.
     Error {
@@ -92,6 +106,7 @@ impl TurnEvent {
             Self::QuestionCard(_) => "question_card",
             Self::Safety(_) => "safety",
             Self::MessageComplete { .. } => "message_complete",
+            Self::BudgetSpent { .. } => "budget_spent",
             Self::Error { .. } => "error",
         }
     }
@@ -99,7 +114,18 @@ impl TurnEvent {
     /// The SSE data: one line of JSON.
     pub fn data(&self) -> String {
         match self {
-            Self::AttemptStarted { attempt } => json!({"attempt": attempt}).to_string(),
+            Self::AttemptStarted {
+                attempt,
+                model,
+                route,
+            } => match route {
+                Some(route) => json!({"attempt": attempt, "model": model, "route": route}),
+                None => json!({"attempt": attempt, "model": model}),
+            }
+            .to_string(),
+            Self::BudgetSpent { used, budget } => {
+                json!({"used": used, "budget": budget}).to_string()
+            }
             Self::TextDelta { text } => {
                 // The most frequent event: written directly, no JSON map built.
                 let mut data = String::with_capacity(text.len() + 12);
@@ -136,7 +162,9 @@ impl TurnEvent {
                 repairs,
                 fallback,
                 usage,
+                model,
             } => json!({
+                "model": model,
                 "turn_id": turn_id,
                 "message_id": message_id,
                 "value": value,

@@ -7,6 +7,7 @@
 //! crate.
 
 mod bounded;
+mod chat_call;
 pub mod config;
 pub mod engine;
 pub mod events;
@@ -20,6 +21,7 @@ pub use bridle_providers as providers;
 pub use bridle_store as store;
 pub use bridle_store::{private_files, retention};
 
+pub use chat_call::{ChatCall, Passthrough};
 pub use config::{Config, RetryPolicy};
 pub use engine::{Engine, EngineError, Model};
 pub use events::{EventSink, PartialThrottle, TurnEvent};

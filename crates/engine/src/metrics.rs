@@ -1,11 +1,12 @@
 //! [`EngineMetrics`]: the Prometheus series the turn loop and the safety policy feed — turns
 //! by outcome, attempts by outcome, repairs by kind, violations by rule, upstream errors and
-//! latency, tokens (first attempts vs retries) and safety actions. The server encodes them
+//! latency, tokens (first attempts vs retries), escalations and failovers between models, turns
+//! stopped by their token budget, and safety actions. The server encodes them
 //! with its own HTTP series at `/metrics`.
 //!
 //! Label values are bounded: contracts are named only when they are loaded contracts (a
 //! schema sent inline on the OpenAI-compatible endpoint is `inline`), rules and repair kinds
-//! come from fixed sets, providers from the configuration.
+//! come from fixed sets, providers and models from the configuration.
 
 use crate::providers::{ProviderError, Usage};
 use bridle_core::{Contract, Contracts, Repair, Violation};
@@ -65,6 +66,14 @@ struct TokenLabels {
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    /// The configured model left.
+    from: String,
+    /// The configured model the next attempt went to.
+    to: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct SafetyLabels {
     level: String,
     action: String,
@@ -120,6 +129,9 @@ pub struct EngineMetrics {
     tokens_saved: Family<ContractLabel, Counter>,
     aborted_tokens: Family<ContractLabel, Counter>,
     purged: Counter,
+    escalations: Family<RouteLabels, Counter>,
+    failovers: Family<RouteLabels, Counter>,
+    budget_spent: Family<ContractLabel, Counter>,
     /// Output tokens of valid attempts per contract (sum, count): the length an aborted
     /// attempt would probably have reached.
     completed: std::sync::Mutex<std::collections::HashMap<String, (u64, u64)>>,
@@ -201,9 +213,30 @@ impl EngineMetrics {
             "Attempts whose request payload and raw response the retention sweep purged",
             purged.clone(),
         );
+        let escalations = Family::<RouteLabels, Counter>::default();
+        registry.register(
+            "bridle_escalations",
+            "Turns moved to the model a model escalates to (escalate_to), by configured model from and to",
+            escalations.clone(),
+        );
+        let failovers = Family::<RouteLabels, Counter>::default();
+        registry.register(
+            "bridle_failovers",
+            "Attempts moved to a failover model after a provider error, by configured model from and to",
+            failovers.clone(),
+        );
+        let budget_spent = Family::<ContractLabel, Counter>::default();
+        registry.register(
+            "bridle_turn_budget_spent",
+            "Turns that stopped retrying because their attempts used max_turn_tokens",
+            budget_spent.clone(),
+        );
         Self {
             registry,
             purged,
+            escalations,
+            failovers,
+            budget_spent,
             tokens_saved,
             aborted_tokens,
             completed: std::sync::Mutex::default(),
@@ -395,6 +428,28 @@ impl EngineMetrics {
             .get_or_create(&SafetyLabels {
                 level: level.to_owned(),
                 action: action.to_owned(),
+            })
+            .inc();
+    }
+
+    /// Counts a move of a turn from configured model `from` to `to` (names from the
+    /// configuration: the labels stay bounded).
+    pub fn routed(&self, route: crate::store::Route, from: &str, to: &str) {
+        let labels = RouteLabels {
+            from: from.to_owned(),
+            to: to.to_owned(),
+        };
+        match route {
+            crate::store::Route::Escalated => self.escalations.get_or_create(&labels).inc(),
+            crate::store::Route::Failover => self.failovers.get_or_create(&labels).inc(),
+        };
+    }
+
+    /// Counts a turn of `contract` that stopped retrying on its token budget.
+    pub fn budget_spent(&self, contract: &str) {
+        self.budget_spent
+            .get_or_create(&ContractLabel {
+                contract: contract.to_owned(),
             })
             .inc();
     }

@@ -170,7 +170,8 @@ impl Engine {
     }
 
     /// The configured provider that sends where `payload` went, preferring the model entry
-    /// for `model`.
+    /// `model` names (its configured name; attempts stored before escalation existed hold the
+    /// upstream name).
     fn provider_for(
         &self,
         payload: &RequestPayload,
@@ -181,7 +182,8 @@ impl Engine {
         });
         let mut first = None;
         for candidate in matching {
-            if model.is_some_and(|name| candidate.settings.model == name) {
+            if model.is_some_and(|name| candidate.name == name || candidate.settings.model == name)
+            {
                 return Ok(candidate.provider.clone());
             }
             first.get_or_insert_with(|| candidate.provider.clone());

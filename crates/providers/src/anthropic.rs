@@ -197,11 +197,15 @@ fn respond_tool(schema: &Value) -> Tool {
     }
 }
 
-/// The tool a request body forces (`tool_choice: {"type": "tool", "name"}`), if any. The body
-/// is the stored one, sent again as it is: read as the JSON value it is kept as.
+/// The structured-output tool a request body forces (`tool_choice: {"type": "tool", "name":
+/// "respond"}`), if it does: its input is the reply. A tool a caller forces (a pass-through
+/// with a named `tool_choice`) is a call like any other. The body is the stored one, sent
+/// again as it is: read as the JSON value it is kept as.
 fn forced_tool(body: &Value) -> Option<&str> {
     let choice = &body["tool_choice"];
-    (choice["type"] == "tool").then(|| choice["name"].as_str())?
+    (choice["type"] == "tool")
+        .then(|| choice["name"].as_str())?
+        .filter(|name| *name == TOOL_NAME)
 }
 
 /// The reply text of a Messages response: text blocks joined, or the forced tool's input as

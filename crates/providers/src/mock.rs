@@ -13,26 +13,26 @@ use super::{
 use async_trait::async_trait;
 use bridle_core::{Contracts, ToolCall};
 use bridle_mock::{
-    MockConfig, MockMessage, MockModel, MockReply, MockRequest, MockTool, ReplyFormat, StopReason,
+    CallMade, MockConfig, MockMessage, MockModel, MockReply, MockRequest, MockTool, ReplyFormat,
+    StopReason,
 };
+use bridle_wire::openai::{ToolChoice, ToolChoiceMode};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The in-process mock provider.
 #[derive(Debug, Clone)]
 pub struct Mock {
     model: Arc<MockModel>,
-    /// Numbers the ids of the tool calls this mock makes (`call_mock_N`).
-    calls: Arc<AtomicU64>,
 }
 
 impl From<Role> for bridle_mock::Role {
-    /// The mock's roles; a tool's result reads as a user message.
+    /// The mock's roles; `developer` is `system`.
     fn from(role: Role) -> Self {
         match role {
             Role::System | Role::Developer => Self::System,
-            Role::User | Role::Tool => Self::User,
+            Role::User => Self::User,
+            Role::Tool => Self::Tool,
             Role::Assistant => Self::Assistant,
         }
     }
@@ -49,29 +49,38 @@ impl Mock {
             .map_err(|e| ProviderError::Connection(format!("mock configuration: {e}")))?;
         Ok(Self {
             model: Arc::new(model),
-            calls: Arc::default(),
         })
     }
 
     fn request(request: &ChatRequest, stream: bool) -> MockRequest {
-        let messages = request
-            .messages
-            .iter()
-            .map(|m| MockMessage::new(m.role.into(), m.content.clone()))
-            .collect();
-        let format = match &request.response_format {
+        let messages = request.messages.iter().map(mock_message).collect();
+        let mut format = match &request.response_format {
             Some(ResponseFormat::JsonSchema { schema, .. }) => ReplyFormat::JsonSchema {
                 schema: schema.clone(),
             },
             Some(ResponseFormat::JsonObject) => ReplyFormat::JsonObject,
             None => ReplyFormat::Free,
         };
-        let tools = offered_functions(&request.tools)
+        let mut tools: Vec<MockTool> = offered_functions(&request.tools)
             .map(|function| MockTool {
                 name: function.name,
                 parameters: function.parameters.unwrap_or(Value::Null),
             })
             .collect();
+        // As the HTTP front end reads `tool_choice`: `none` offers nothing, `required` and a
+        // named function force a call.
+        match &request.tool_choice {
+            Some(ToolChoice::Mode(ToolChoiceMode::None)) => tools.clear(),
+            Some(ToolChoice::Mode(ToolChoiceMode::Required)) => {
+                format = ReplyFormat::Call { name: None };
+            }
+            Some(ToolChoice::Named(named)) => {
+                format = ReplyFormat::Call {
+                    name: named.function.as_ref().map(|f| f.name.clone()),
+                };
+            }
+            _ => {}
+        }
         MockRequest {
             model: request.model.clone(),
             messages,
@@ -116,6 +125,7 @@ impl Mock {
             tokio::time::sleep(delay).await;
         }
         let fault = reply.fault().map(|f| f.name());
+        let info = reply.info().clone();
         let mut broken = None;
         let reply = match reply {
             MockReply::Reset { .. } => {
@@ -179,10 +189,8 @@ impl Mock {
         let usage = Usage::from(usage);
         let tool_calls: Vec<ToolCall> = calls
             .into_iter()
-            .map(|call| {
-                let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-                ToolCall::new(call.name, call.arguments).with_id(format!("call_mock_{n}"))
-            })
+            .enumerate()
+            .map(|(i, call)| ToolCall::new(call.name, call.arguments).with_id(info.call_id(i)))
             .collect();
         let mut raw = json!({"object": "bridle.mock.completion", "content": content, "fault": fault, "usage": {"prompt_tokens": usage.input_tokens, "completion_tokens": usage.output_tokens}});
         // The finish reasons an OpenAI-compatible server gives.
@@ -230,6 +238,26 @@ fn call_piece(index: usize, call: &ToolCall) -> bridle_wire::openai::ToolCallDel
         }),
         extra: bridle_wire::Extra::new(),
     }
+}
+
+/// A message as the mock reads it: an assistant's calls and a tool's result as such.
+fn mock_message(m: &crate::ChatMessage) -> MockMessage {
+    if m.role == Role::Tool {
+        return MockMessage::tool_result(m.tool_call_id.clone().unwrap_or_default(), &m.content);
+    }
+    if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+        let calls = m
+            .tool_calls
+            .iter()
+            .map(|call| CallMade {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect();
+        return MockMessage::assistant_calls(&m.content, calls);
+    }
+    MockMessage::new(m.role.into(), m.content.clone())
 }
 
 #[async_trait]

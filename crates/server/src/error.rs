@@ -270,6 +270,13 @@ pub fn provider_message(error: &ProviderError) -> String {
 /// What a user is told about a turn that produced no final message.
 fn turn_message(error: &TurnError) -> String {
     match error {
+        TurnError::Exhausted {
+            attempts,
+            budget_spent: true,
+            ..
+        } => format!(
+            "the model gave no valid reply in {attempts} attempt(s) before the turn's token budget was spent; every attempt is recorded for the administrators"
+        ),
         TurnError::Exhausted { attempts, .. } => format!(
             "the model gave no valid reply in {attempts} attempt(s); every attempt is recorded for the administrators"
         ),
@@ -354,6 +361,7 @@ impl From<EngineError> for ApiError {
                 tracing::warn!(error = %e, "the turn produced no final message");
                 Self::Upstream(turn_message(&e))
             }
+            EngineError::Refused(e) => Self::from(e),
             EngineError::Provider(e) => Self::Internal(format!("provider setup failed: {e}")),
             EngineError::Safety(e) => Self::Internal(format!("safety policy setup failed: {e}")),
         }
@@ -378,6 +386,12 @@ impl From<ProviderError> for ApiError {
                 message,
                 retry_after: error.retry_after().unwrap_or(Duration::from_secs(1)),
             },
+            // The model refused what the client asked (a tool_choice naming no offered tool,
+            // a context too long): the client's to fix, and not worth an SDK's retry.
+            ProviderError::Status {
+                status: 400 | 404 | 413 | 422,
+                ..
+            } => Self::BadRequest(format!("the model refused the request: {message}")),
             _ => Self::Upstream(message),
         }
     }

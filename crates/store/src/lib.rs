@@ -23,8 +23,8 @@ mod stats;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 pub use stats::{
-    AttemptsCount, Compliance, ComplianceBucket, MAX_BUCKETS, MIN_BUCKET_MS, RepairCount,
-    RuleCount, Stats, StatsQuery, StreamingStats, TOP_RULES, TokenUsage, TurnOutcomes,
+    AttemptsCount, Compliance, ComplianceBucket, MAX_BUCKETS, MIN_BUCKET_MS, ModelCount,
+    RepairCount, RuleCount, Stats, StatsQuery, StreamingStats, TOP_RULES, TokenUsage, TurnOutcomes,
 };
 
 use async_trait::async_trait;
@@ -297,6 +297,39 @@ pub struct NewMessage {
     /// Set when a streamed attempt did not run to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<Interruption>,
+    /// Why the attempt went to its model when that is not the turn's own model (`None`: the
+    /// model the turn was asked to use).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<Route>,
+}
+
+/// Why an attempt went to a model other than the turn's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Route {
+    /// The model escalated to after the previous one's failed content attempts.
+    Escalated,
+    /// A model standing in after a provider error of the previous one.
+    Failover,
+}
+
+impl Route {
+    /// Stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Escalated => "escalated",
+            Self::Failover => "failover",
+        }
+    }
+
+    /// The stored name read back.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "escalated" => Some(Self::Escalated),
+            "failover" => Some(Self::Failover),
+            _ => None,
+        }
+    }
 }
 
 /// Why a streamed attempt did not run to its end.

@@ -11,7 +11,7 @@ use super::stats::{self, Dialect, Plan, Tally};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
     Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange,
-    Purged, SafetyEvent, Source, Stats, StatsQuery, StoreError, View, now_ms,
+    Purged, Route, SafetyEvent, Source, Stats, StatsQuery, StoreError, View, now_ms,
 };
 use super::{Purges, Reads, TurnWrites};
 use async_trait::async_trait;
@@ -55,6 +55,11 @@ const MIGRATIONS: &[Embedded] = &[
         version: 5,
         name: "store_health",
         sql: include_str!("../migrations/postgres/0005_store_health.sql"),
+    },
+    Embedded {
+        version: 6,
+        name: "route",
+        sql: include_str!("../migrations/postgres/0006_route.sql"),
     },
 ];
 
@@ -445,8 +450,13 @@ impl Reads for PostgresStore {
             .fetch_all(&mut *tx)
             .await
             .map_err(fault)?;
+        let models = stats::models::models_query(Placeholders::Numbered, &plan, STATS);
+        let models = statement(&models)?
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(fault)?;
         tx.commit().await.map_err(fault)?;
-        Ok(tally.finish(
+        let mut stats = tally.finish(
             rules
                 .iter()
                 .map(stats::rule_count)
@@ -455,7 +465,12 @@ impl Reads for PostgresStore {
                 .iter()
                 .map(stats::repair_count)
                 .collect::<Result<_, _>>()?,
-        ))
+        );
+        stats.models = models
+            .iter()
+            .map(stats::models::model_count)
+            .collect::<Result<_, _>>()?;
+        Ok(stats)
     }
 }
 
@@ -510,9 +525,9 @@ fn insert_message(
          INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
          is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
          violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-         interrupted, created_at) \
+         interrupted, route, created_at) \
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
-         $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22) \
+         $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22, $23) \
          RETURNING id, conversation_id, created_at) \
          UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
          FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
@@ -538,6 +553,7 @@ fn insert_message(
     .bind(encoded.latency_ms)
     .bind(&message.error)
     .bind(message.interrupted.map(Interruption::as_str))
+    .bind(message.route.map(Route::as_str))
     .bind(now_ms())
 }
 

@@ -7,7 +7,7 @@
 
 use super::{
     Conversation, ConversationStatus, ConversationSummary, Interruption, Message, MessageRole,
-    NewConversation, NewMessage, NewSafetyEvent, SafetyEvent, StoreError, now_ms,
+    NewConversation, NewMessage, NewSafetyEvent, Route, SafetyEvent, StoreError, now_ms,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -155,7 +155,7 @@ macro_rules! select_messages {
             "is_fallback, attempt, contract, contract_version, ",
             $payloads,
             ", violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
-            "interrupted, created_at, payload_purged_at"
+            "interrupted, route, created_at, payload_purged_at"
         )
     };
     (prompts $tail:literal) => {
@@ -233,6 +233,13 @@ pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
                 Interruption::parse(&text).ok_or_else(|| {
                     field("interrupted").corrupt(format_args!("unknown value {text:?}"))
                 })
+            })
+            .transpose()?,
+        route: row
+            .opt_text("route")?
+            .map(|text| {
+                Route::parse(&text)
+                    .ok_or_else(|| field("route").corrupt(format_args!("unknown value {text:?}")))
             })
             .transpose()?,
     };
@@ -367,6 +374,7 @@ mod tests {
             latency_ms: Some(0),
             error: None,
             interrupted: None,
+            route: None,
         }
     }
 

@@ -9,7 +9,8 @@
 //! Nothing is loaded per message or per turn. The database groups the turns and returns one row
 //! per (bucket, attempt count, outcome) — at most [`MAX_BUCKETS`] × a handful × 4 — which streams
 //! into a [`Tally`] of fixed size, the top [`TOP_RULES`] rules, and one row per repair kind (a
-//! vocabulary fixed by Bridle and the contracts). Every value is a bound parameter.
+//! vocabulary fixed by Bridle and the contracts), and one row per model ([`models`], at most
+//! [`models::TOP_MODELS`]). Every value is a bound parameter.
 //!
 //! The figures come from one read snapshot; the backends run the queries in one transaction.
 
@@ -18,6 +19,9 @@ use super::rows::StoreRow;
 use super::sql::{Placeholders, Query};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+pub(super) mod models;
+pub use models::ModelCount;
 
 /// The smallest bucket of the series: one minute.
 pub const MIN_BUCKET_MS: i64 = 60_000;
@@ -106,6 +110,10 @@ pub struct Stats {
     /// Streamed attempts that did not run to their end.
     #[serde(default)]
     pub streaming: StreamingStats,
+    /// Attempts per configured model, with those that reached it by escalation or failover;
+    /// most attempts first, at most [`models::TOP_MODELS`].
+    #[serde(default)]
+    pub models: Vec<ModelCount>,
 }
 
 /// Streamed attempts stopped before their end, and what early abort saved.
@@ -675,6 +683,7 @@ impl Tally {
             invalid_attempts: self.invalid_attempts,
             provider_errors: self.provider_errors,
             streaming,
+            models: Vec::new(),
         }
     }
 }

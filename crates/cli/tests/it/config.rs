@@ -36,9 +36,11 @@ delay_ms = 10
 backoff = 2.0
 max_delay_ms = 100
 jitter = 0.1
+max_turn_tokens = 20000
 
 [retry.contracts.selfhelp-response]
 max_attempts = 5
+max_turn_tokens = 8000
 
 [providers.up]
 kind = "openai"
@@ -74,6 +76,9 @@ native_structured_output = true
 system_role = false
 temperature = 0.2
 max_tokens = 100
+escalate_to = "mock"
+escalate_after = 2
+failover = ["mock"]
 headers = {{ "X-Team" = "blue" }}
 query = {{ foo = "bar" }}
 timeout_secs = 5.0

@@ -32,7 +32,11 @@ fn the_official_openai_sdk_talks_to_bridle() {
     ];
     let (_server, url) = spawn_listening(
         &args,
-        &[("BRIDLE_USER_KEYS", "sdk:sdk-key-0123456789abcdef")],
+        &[
+            ("BRIDLE_USER_KEYS", "sdk:sdk-key-0123456789abcdef"),
+            // More calls than the default ten a minute.
+            ("BRIDLE__SERVER__LIMITS__REQUESTS_PER_MINUTE", "100"),
+        ],
     );
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/openai_client.py");
     let output = Command::new(python())
@@ -47,5 +51,51 @@ fn the_official_openai_sdk_talks_to_bridle() {
         output.status.success(),
         "the SDK script failed:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("12 checks passed"), "{stdout}");
+    assert!(stdout.contains("18 checks passed"), "{stdout}");
+}
+
+/// `node`, when the official `openai` npm package is installed beside the script
+/// (scripts/test.sh runs `npm ci` in crates/cli/tests/js).
+fn node_with_openai() -> PathBuf {
+    let package = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/js/node_modules/openai");
+    assert!(
+        package.is_dir(),
+        "the openai npm package is not installed at {}: run scripts/test.sh, which installs it",
+        package.display()
+    );
+    PathBuf::from(std::env::var("BRIDLE_TEST_NODE").unwrap_or_else(|_| "node".into()))
+}
+
+#[test]
+fn the_official_openai_npm_client_talks_to_bridle() {
+    let node = node_with_openai();
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        OsStr::new("serve"),
+        OsStr::new("--bind"),
+        OsStr::new("127.0.0.1:0"),
+        OsStr::new("--data-dir"),
+        dir.path().as_os_str(),
+    ];
+    let (_server, url) = spawn_listening(
+        &args,
+        &[
+            ("BRIDLE_USER_KEYS", "js:js-key-0123456789abcdef"),
+            ("BRIDLE__SERVER__LIMITS__REQUESTS_PER_MINUTE", "100"),
+        ],
+    );
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/js/openai_client.mjs");
+    let output = Command::new(node)
+        .arg(script)
+        .arg(format!("{url}/v1"))
+        .arg("js-key-0123456789abcdef")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the npm client script failed:\n{stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("7 checks passed"), "{stdout}");
 }

@@ -10,9 +10,11 @@ import urllib.request
 
 import openai
 from openai import OpenAI
+from pydantic import BaseModel
 
 base_url, api_key = sys.argv[1], sys.argv[2]
-client = OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
+# At its default retry settings, as applications use it.
+client = OpenAI(base_url=base_url, api_key=api_key)
 checks = 0
 
 PERSON = {
@@ -94,6 +96,9 @@ assert isinstance(person["age"], int), person
 assert chunks[0].choices[0].delta.role == "assistant"
 finishes = [c.choices[0].finish_reason for c in chunks if c.choices and c.choices[0].finish_reason]
 assert finishes == ["stop"], finishes
+# The finish chunk carries the bridle extension, as a non-streamed completion does.
+last = next(c for c in chunks if c.choices and c.choices[0].finish_reason)
+assert last.model_extra["bridle"]["value"] == person, last.model_extra
 assert chunks[-1].usage is not None and chunks[-1].usage.total_tokens > 0, chunks[-1]
 checks += 1
 
@@ -156,7 +161,101 @@ except openai.UnprocessableEntityError as error:
 assert conversations() == before + 1, (before, conversations())
 checks += 1
 
-# 7. The model list.
+# 8. client.chat.completions.parse with a Pydantic model: the SDK sends a strict json_schema,
+# Bridle enforces it, and the SDK's own parsing gives back the model instance.
+class Person(BaseModel):
+    name: str
+    age: int
+
+
+completion = client.chat.completions.parse(
+    model="mock",
+    messages=[{"role": "user", "content": "Ada Lovelace was 36."}],
+    response_format=Person,
+)
+person = completion.choices[0].message.parsed
+assert isinstance(person, Person) and person.name and person.age >= 0, person
+assert completion.model_extra["bridle"]["contract"] == "inline:Person", completion.model_extra
+checks += 1
+
+
+# 9. Tools, round trip: a forced call comes back as a tool call (ids, null content,
+# finish_reason tool_calls); the SDK's own message object goes back with the tool's result;
+# the model answers in text.
+class GetWeather(BaseModel):
+    city: str
+
+
+tools = [openai.pydantic_function_tool(GetWeather)]
+question = {"role": "user", "content": "What is the weather in Oslo?"}
+first = client.chat.completions.create(
+    model="mock",
+    messages=[question],
+    tools=tools,
+    tool_choice={"type": "function", "function": {"name": "GetWeather"}},
+)
+choice = first.choices[0]
+assert choice.finish_reason == "tool_calls", choice
+call = choice.message.tool_calls[0]
+assert call.id and call.type == "function" and call.function.name == "GetWeather", call
+assert isinstance(json.loads(call.function.arguments)["city"], str), call
+second = client.chat.completions.create(
+    model="mock",
+    messages=[question, choice.message, {"role": "tool", "tool_call_id": call.id, "content": '{"temp_c": 3}'}],
+    tools=tools,
+)
+assert second.choices[0].finish_reason == "stop", second
+assert second.choices[0].message.content and not second.choices[0].message.tool_calls, second
+checks += 1
+
+# 9b. parse() with a strict Pydantic tool reads the call's arguments into the model.
+parsed = client.chat.completions.parse(
+    model="mock", messages=[question], tools=tools, tool_choice="required"
+)
+arguments = parsed.choices[0].message.tool_calls[0].function.parsed_arguments
+assert isinstance(arguments, GetWeather) and arguments.city, arguments
+checks += 1
+
+# 9c. A streamed tool call arrives as tool_calls deltas the SDK puts together.
+stream = client.chat.completions.create(
+    model="mock", messages=[question], tools=tools, tool_choice="required", stream=True
+)
+names, arguments, finish = "", "", None
+for chunk in stream:
+    if not chunk.choices:
+        continue
+    for piece in chunk.choices[0].delta.tool_calls or []:
+        names += piece.function.name or ""
+        arguments += piece.function.arguments or ""
+    finish = chunk.choices[0].finish_reason or finish
+assert names == "GetWeather" and json.loads(arguments)["city"], (names, arguments)
+assert finish == "tool_calls", finish
+checks += 1
+
+# 9d. An enforced call with tools: the call comes back as a call (the contract applies to
+# content replies), and after the tool's result the reply is parsed into the Pydantic model.
+first = client.chat.completions.parse(
+    model="mock", messages=[question], response_format=Person, tools=tools, tool_choice="required"
+)
+message = first.choices[0].message
+assert first.choices[0].finish_reason == "tool_calls" and message.tool_calls, first
+assert first.model_extra["bridle"]["value"]["tool_calls"][0]["name"] == "GetWeather", first.model_extra
+result = {"role": "tool", "tool_call_id": message.tool_calls[0].id, "content": '{"temp_c": 3}'}
+second = client.chat.completions.parse(
+    model="mock", messages=[question, message, result], response_format=Person, tools=tools
+)
+assert isinstance(second.choices[0].message.parsed, Person), second
+checks += 1
+
+# 10. What the provider cannot honour is a 400 naming the parameter, never a silent drop.
+try:
+    client.chat.completions.create(model="mock", messages=[{"role": "user", "content": "x"}], n=2)
+    raise AssertionError("n=2 must be refused by the mock provider")
+except openai.BadRequestError as error:
+    assert error.code == "unsupported_parameter" and error.param == "n", error
+checks += 1
+
+# 11. The model list.
 assert "mock" in [m.id for m in client.models.list()]
 checks += 1
 

@@ -29,6 +29,9 @@ pub(super) fn add_mock(
         system_role: true,
         temperature: None,
         max_tokens: None,
+        escalate_to: None,
+        escalate_after: None,
+        failover: Vec::new(),
         http: ModelHttp::default(),
     });
     if models.values().any(|m| m.provider == "mock") {

@@ -64,6 +64,12 @@ pub struct ModelConfig {
     pub temperature: Option<f64>,
     /// Most tokens per reply.
     pub max_tokens: Option<u32>,
+    /// The model entry a turn escalates to ([`super::routes`]).
+    pub escalate_to: Option<String>,
+    /// Failed content attempts before escalating; `None`: half of the attempts left.
+    pub escalate_after: Option<u32>,
+    /// The model entries that stand in for this one on provider errors, in order.
+    pub failover: Vec<String>,
     /// Extra headers and query parameters, and the model's own timeout.
     pub http: ModelHttp,
 }
@@ -220,6 +226,7 @@ pub(super) fn model(
             format!("model {name:?}: temperature must be 0.0–2.0"),
         ));
     }
+    super::routes::check_entry(name, &m)?;
     let http = model_http(&m)?;
     Ok(ModelConfig {
         http,
@@ -229,6 +236,9 @@ pub(super) fn model(
         system_role: m.system_role.unwrap_or(true),
         temperature: m.temperature,
         max_tokens: m.max_tokens,
+        escalate_to: m.escalate_to,
+        escalate_after: m.escalate_after,
+        failover: m.failover,
     })
 }
 
@@ -266,6 +276,9 @@ impl ModelConfig {
             system_role: Some(self.system_role),
             temperature: self.temperature,
             max_tokens: self.max_tokens,
+            escalate_to: self.escalate_to.clone(),
+            escalate_after: self.escalate_after,
+            failover: self.failover.clone(),
             headers: shown(&self.http.headers),
             query: shown(&self.http.query),
             timeout_secs: self.http.timeout.map(|t| t.as_secs_f64()),

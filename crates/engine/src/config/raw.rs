@@ -84,6 +84,9 @@ pub struct RawRetrySettings {
     /// Random spread, as a fraction of the delay, 0.0–1.0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<f64>,
+    /// Tokens (input + output) a turn's attempts may use before it stops retrying.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turn_tokens: Option<u64>,
 }
 
 /// `[retry]`: the defaults, and per-contract overrides.
@@ -105,6 +108,10 @@ pub struct RawRetry {
     /// Random spread, as a fraction of the delay (default 0.0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jitter: Option<f64>,
+    /// Tokens (input + output) a turn's attempts may use before it stops retrying (default:
+    /// no budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turn_tokens: Option<u64>,
     /// `[retry.contracts.NAME]`: overrides for one contract.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub contracts: BTreeMap<String, RawRetrySettings>,
@@ -119,6 +126,7 @@ impl RawRetry {
             backoff: self.backoff,
             max_delay_ms: self.max_delay_ms,
             jitter: self.jitter,
+            max_turn_tokens: self.max_turn_tokens,
         }
     }
 }
@@ -171,6 +179,16 @@ pub struct RawModel {
     /// Most tokens per reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// The model a turn moves to after `escalate_after` failed content attempts on this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_to: Option<String>,
+    /// Failed content attempts on this model before the turn escalates, 1–20 (default: half
+    /// of the turn's attempts left, rounded up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_after: Option<u32>,
+    /// The models that stand in for this one, in order, when its provider fails (at most 8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failover: Vec<String>,
     /// Headers sent with every request of this model.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,

@@ -1,4 +1,5 @@
-//! [`RetryPolicy`]: how a turn retries — attempts, delay, backoff, cap, jitter — checked from
+//! [`RetryPolicy`]: how a turn retries — attempts, delay, backoff, cap, jitter, token budget —
+//! checked from
 //! the `[retry]` keys (and a contract's `[retry.contracts.NAME]` over them).
 
 use super::raw::RawRetrySettings;
@@ -19,7 +20,13 @@ pub struct RetryPolicy {
     pub max_delay: Duration,
     /// Random spread, as a fraction of the delay (0.0–1.0).
     pub jitter: f64,
+    /// Tokens (input + output, as the providers report them) the turn's attempts may use;
+    /// once they have, the turn stops retrying. `None`: no budget.
+    pub max_turn_tokens: Option<u64>,
 }
+
+/// The largest `max_turn_tokens` accepted.
+pub const MAX_TURN_TOKENS: u64 = 100_000_000;
 
 impl Default for RetryPolicy {
     fn default() -> Self {
@@ -29,6 +36,7 @@ impl Default for RetryPolicy {
             backoff: 1.0,
             max_delay: Duration::from_secs(8),
             jitter: 0.0,
+            max_turn_tokens: None,
         }
     }
 }
@@ -59,7 +67,16 @@ impl RetryPolicy {
                 .max_delay_ms
                 .map_or(self.max_delay, Duration::from_millis),
             jitter: raw.jitter.unwrap_or(self.jitter),
+            max_turn_tokens: raw.max_turn_tokens.or(self.max_turn_tokens),
         };
+        if let Some(tokens) = policy.max_turn_tokens
+            && !(1..=MAX_TURN_TOKENS).contains(&tokens)
+        {
+            return Err(ConfigError::new(
+                "max_turn_tokens",
+                format!("must be 1–{MAX_TURN_TOKENS}, got {tokens}"),
+            ));
+        }
         if !(1..=20).contains(&policy.max_attempts) {
             return Err(ConfigError::new(
                 "max_attempts",
@@ -89,6 +106,7 @@ impl RetryPolicy {
             backoff: Some(self.backoff),
             max_delay_ms: Some(millis(self.max_delay)),
             jitter: Some(self.jitter),
+            max_turn_tokens: self.max_turn_tokens,
         }
     }
 }

@@ -133,6 +133,7 @@ fn delays_back_off_cap_and_honour_retry_after() {
         backoff: 2.0,
         max_delay: Duration::from_millis(300),
         jitter: 0.0,
+        max_turn_tokens: None,
     };
     assert_eq!(p.delay_after(1, None), Duration::from_millis(100));
     assert_eq!(p.delay_after(2, None), Duration::from_millis(200));
@@ -228,8 +229,10 @@ fn written_back_a_configuration_loads_as_itself() {
         max_attempts = 4
         backoff = 2.0
         jitter = 0.1
+        max_turn_tokens = 20000
         [retry.contracts.selfhelp-response]
         max_attempts = 5
+        max_turn_tokens = 8000
         [providers.up]
         kind = "openai"
         base_url = "http://127.0.0.1:1/v1"
@@ -249,6 +252,12 @@ fn written_back_a_configuration_loads_as_itself() {
         system_role = false
         temperature = 0.2
         max_tokens = 100
+        escalate_to = "large"
+        escalate_after = 2
+        failover = ["mock"]
+        [models.large]
+        provider = "claude"
+        failover = ["gpt", "mock"]
         [safety]
         admin_link = "https://admin.example/c/{{conversation_id}}"
         [safety.crisis]

@@ -577,6 +577,7 @@ async fn conversation_with_reply(store: &dyn Store, value: &Value) -> (Conversat
             latency_ms: None,
             error: None,
             interrupted: None,
+            route: None,
         })
         .await
         .unwrap();

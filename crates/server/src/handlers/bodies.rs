@@ -67,6 +67,9 @@ pub struct TurnBody {
     pub repairs: Vec<Repair>,
     pub fallback: bool,
     pub usage: Usage,
+    /// The configured model whose reply is final (after an escalation or a failover, not the
+    /// one asked for; for a fallback, the last attempt's).
+    pub model: String,
     /// What the safety policy did; `null` when it did nothing.
     pub safety: Option<SafetyDecision>,
 }
@@ -83,6 +86,7 @@ impl TurnBody {
             repairs: outcome.repairs,
             fallback: outcome.fallback,
             usage: outcome.usage,
+            model: outcome.model,
             safety: outcome.safety,
         }
     }

@@ -22,7 +22,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use bridle_engine::TurnOutcome;
+use bridle_core::ToolCall;
+use bridle_engine::providers::CallOptions;
+use bridle_engine::{ChatCall, Passthrough, TurnOutcome};
 use bridle_wire::openai::{self, ChatCompletion, Choice, FinishReason, Model, ModelList};
 
 pub async fn completions(
@@ -48,37 +50,61 @@ pub async fn completions(
         return Ok(response);
     };
     let context = call_context(&headers, &body, state.settings.max_context_bytes)?;
+    let passthrough = Passthrough {
+        tools: body.tools()?,
+        tool_choice: body.request.tool_choice.clone(),
+        options: CallOptions::of(&body.request),
+    };
+    let call = ChatCall {
+        user_id: &caller.user_id,
+        contract: &contract,
+        messages: &chat,
+        model: model_name,
+        context: &context,
+        passthrough: &passthrough,
+    };
     let (conversation, outcome) = state
         .engine
-        .complete_chat(&caller.user_id, &contract, &chat, model_name, context)
+        .complete_chat(call)
         .await
         .map_err(ApiError::from_enforced)?;
-    let model = model_name.map_or_else(
-        || state.engine.config().default_model.clone(),
-        str::to_owned,
-    );
-    let content = outcome.value.to_string();
+    // The configured model that answered (after an escalation or a failover, not the one
+    // asked for), and its provider's own name for it.
+    let model = outcome.model.clone();
+    let upstream = known_model(&state, Some(&model)).unwrap_or(upstream);
+    let content = (outcome.tool_calls.is_empty()).then(|| outcome.value.to_string());
+    let bridle = serde_json::to_value(BridleExtension {
+        contract: contract.name(),
+        conversation_id: &conversation.id,
+        turn_id: &outcome.turn_id,
+        value: &outcome.value,
+        attempts: outcome.attempts,
+        repairs: &outcome.repairs,
+        fallback: outcome.fallback,
+    })
+    .ok();
     let mut response = if body.stream() {
         let chunks = chunks(&body, format!("chatcmpl-{}", outcome.turn_id), model);
-        openai_stream::validated(&chunks, &content, outcome.usage)
+        let reply = match &content {
+            Some(text) => openai_stream::Reply::Text(text),
+            None => openai_stream::Reply::ToolCalls(&outcome.tool_calls),
+        };
+        openai_stream::validated(&chunks, reply, outcome.usage, bridle)
     } else {
+        let finish = if content.is_some() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        };
+        let message = assistant_message(content, &outcome.tool_calls);
         let mut answer = completion(
             format!("chatcmpl-{}", outcome.turn_id),
             model,
-            content,
-            FinishReason::Stop,
+            message,
+            finish,
             outcome.usage,
         );
-        let bridle = BridleExtension {
-            contract: contract.name(),
-            conversation_id: &conversation.id,
-            turn_id: &outcome.turn_id,
-            value: &outcome.value,
-            attempts: outcome.attempts,
-            repairs: &outcome.repairs,
-            fallback: outcome.fallback,
-        };
-        if let Ok(bridle) = serde_json::to_value(bridle) {
+        if let Some(bridle) = bridle {
             answer.extra.insert("bridle".into(), bridle);
         }
         Json(answer).into_response()
@@ -138,11 +164,43 @@ fn add_bridle_headers(
     }
 }
 
-/// A whole completion: one choice, the assistant's `content`.
-fn completion(
+/// The assistant's message: its text (`content`), or — with `None` — `content: null` beside
+/// the tool `calls` (with their ids).
+pub(super) fn assistant_message(
+    content: Option<String>,
+    calls: &[ToolCall],
+) -> openai::ChatMessage {
+    let mut message =
+        openai::ChatMessage::new(openai::Role::Assistant, content.unwrap_or_default());
+    message.refusal = Some(None);
+    if !calls.is_empty() {
+        if message.text().is_empty() {
+            message.content = Some(None);
+        }
+        message.tool_calls = Some(calls.iter().map(wire_call).collect());
+    }
+    message
+}
+
+/// A tool call as Chat Completions writes it.
+pub(super) fn wire_call(call: &ToolCall) -> openai::ToolCall {
+    openai::ToolCall {
+        id: call.id.clone(),
+        kind: openai::ToolKind::Function,
+        function: Some(openai::FunctionCall {
+            name: call.name.clone(),
+            arguments: call.arguments_text(),
+            extra: bridle_wire::Extra::new(),
+        }),
+        extra: bridle_wire::Extra::new(),
+    }
+}
+
+/// A whole completion: one choice, the assistant's `message`.
+pub(super) fn completion(
     id: String,
     model: String,
-    content: String,
+    message: openai::ChatMessage,
     finish: FinishReason,
     usage: bridle_engine::providers::Usage,
 ) -> ChatCompletion {
@@ -153,7 +211,7 @@ fn completion(
         model,
         choices: vec![Choice {
             index: 0,
-            message: openai::ChatMessage::new(openai::Role::Assistant, content),
+            message,
             finish_reason: Some(Some(finish)),
             logprobs: Some(None),
             extra: bridle_wire::Extra::new(),

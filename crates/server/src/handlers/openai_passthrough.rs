@@ -6,7 +6,7 @@
 //! provider gave it when it speaks OpenAI's format (every choice, `logprobs`), else built from
 //! its reply: text, tool calls (with their ids) and the finish reason in OpenAI's words.
 
-use super::openai::{add_contract_none, chunks, created, wire_usage};
+use super::openai::{add_contract_none, assistant_message, chunks, completion as completion_body};
 use super::openai_request::{CompletionBody, passthrough_request};
 use super::openai_stream;
 use crate::AppState;
@@ -14,8 +14,7 @@ use crate::error::ApiError;
 use axum::Json;
 use axum::response::{IntoResponse, Response};
 use bridle_engine::providers::{ChatMessage, Completion, Provider};
-use bridle_wire::Extra;
-use bridle_wire::openai::{self, ChatCompletion, Choice, Content, FinishReason};
+use bridle_wire::openai::{ChatCompletion, FinishReason};
 
 /// Answers a plain call (see the module docs); `lease` is held until a relayed stream ends.
 pub(super) async fn passthrough(
@@ -72,47 +71,16 @@ fn answer(provider: &dyn Provider, completion: Completion, name: String) -> Chat
         return answer;
     }
     let finish = FinishReason::from(openai_finish(completion.finish_reason.as_deref()));
-    let mut message = openai::ChatMessage::new(openai::Role::Assistant, completion.content);
-    if !completion.tool_calls.is_empty() {
-        if message.text().is_empty() {
-            message.content = Some(None);
-        }
-        message.tool_calls = Some(
-            completion
-                .tool_calls
-                .iter()
-                .map(|call| openai::ToolCall {
-                    id: call.id.clone(),
-                    kind: openai::ToolKind::Function,
-                    function: Some(openai::FunctionCall {
-                        name: call.name.clone(),
-                        arguments: call.arguments_text(),
-                        extra: Extra::new(),
-                    }),
-                    extra: Extra::new(),
-                })
-                .collect(),
-        );
-    } else if matches!(message.content, Some(Some(Content::Text(_)))) {
-        message.refusal = Some(None);
-    }
-    ChatCompletion {
-        id: format!("chatcmpl-{}", uuid::Uuid::now_v7()),
-        object: "chat.completion".into(),
-        created: created(),
-        model: name,
-        choices: vec![Choice {
-            index: 0,
-            message,
-            finish_reason: Some(Some(finish)),
-            logprobs: Some(None),
-            extra: Extra::new(),
-        }],
-        usage: Some(wire_usage(completion.usage.unwrap_or_default())),
-        system_fingerprint: None,
-        service_tier: None,
-        extra: Extra::new(),
-    }
+    let text = (!completion.content.is_empty() || completion.tool_calls.is_empty())
+        .then_some(completion.content);
+    let message = assistant_message(text, &completion.tool_calls);
+    completion_body(
+        format!("chatcmpl-{}", uuid::Uuid::now_v7()),
+        name,
+        message,
+        finish,
+        completion.usage.unwrap_or_default(),
+    )
 }
 
 /// A provider's finish reason in OpenAI's words: Anthropic's `end_turn` and `stop_sequence`

@@ -42,7 +42,11 @@ pub struct Chunks {
 impl Chunks {
     /// A chunk of this stream with `choices` and `usage`.
     fn chunk(&self, choices: Vec<ChunkChoice>, usage: Option<Usage>) -> String {
-        let chunk = ChatCompletionChunk {
+        data(&self.chunk_body(choices, usage))
+    }
+
+    fn chunk_body(&self, choices: Vec<ChunkChoice>, usage: Option<Usage>) -> ChatCompletionChunk {
+        ChatCompletionChunk {
             id: self.id.clone(),
             object: "chat.completion.chunk".into(),
             created: self.created,
@@ -52,19 +56,21 @@ impl Chunks {
             system_fingerprint: Some(None),
             service_tier: None,
             extra: Extra::new(),
-        };
-        data(&chunk)
+        }
     }
 
-    fn frame(&self, delta: Delta, finish: Option<&str>) -> String {
-        let choice = ChunkChoice {
+    fn choice(delta: Delta, finish: Option<&str>) -> ChunkChoice {
+        ChunkChoice {
             index: 0,
             delta,
             finish_reason: Some(finish.map(FinishReason::from)),
             logprobs: Some(None),
             extra: Extra::new(),
-        };
-        self.chunk(vec![choice], None)
+        }
+    }
+
+    fn frame(&self, delta: Delta, finish: Option<&str>) -> String {
+        self.chunk(vec![Self::choice(delta, finish)], None)
     }
 
     fn role(&self) -> String {
@@ -92,9 +98,14 @@ impl Chunks {
         self.frame(delta, None)
     }
 
-    /// The finish chunk, the usage chunk when asked for, and `[DONE]`.
-    fn end(&self, finish: &str, usage: Option<Usage>) -> String {
-        let mut out = self.frame(Delta::default(), Some(finish));
+    /// The finish chunk (carrying `bridle`, an enforced call's extension, when given), the
+    /// usage chunk when asked for, and `[DONE]`.
+    fn end(&self, finish: &str, usage: Option<Usage>, bridle: Option<serde_json::Value>) -> String {
+        let mut last = self.chunk_body(vec![Self::choice(Delta::default(), Some(finish))], None);
+        if let Some(bridle) = bridle {
+            last.extra.insert("bridle".into(), bridle);
+        }
+        let mut out = data(&last);
         if self.include_usage {
             out.push_str(&self.chunk(Vec::new(), Some(usage.unwrap_or_default())));
         }
@@ -136,15 +147,55 @@ fn sse(body: Body) -> Response {
     response
 }
 
-/// The validated `content` as a stream of chunks.
-pub fn validated(chunks: &Chunks, content: &str, usage: Usage) -> Response {
+/// The final reply of an enforced call.
+#[derive(Debug, Clone, Copy)]
+pub enum Reply<'a> {
+    /// The validated value's text.
+    Text(&'a str),
+    /// Calls of the client's own tools.
+    ToolCalls(&'a [bridle_core::ToolCall]),
+}
+
+/// The final `reply` as a stream of chunks; the finish chunk carries `bridle`.
+pub fn validated(
+    chunks: &Chunks,
+    reply: Reply<'_>,
+    usage: Usage,
+    bridle: Option<serde_json::Value>,
+) -> Response {
     let mut body = chunks.role();
-    let chars: Vec<char> = content.chars().collect();
-    for piece in chars.chunks(CHUNK_CHARS) {
-        body.push_str(&chunks.content(&piece.iter().collect::<String>()));
-    }
-    body.push_str(&chunks.end("stop", Some(usage)));
+    let finish = match reply {
+        Reply::Text(content) => {
+            let chars: Vec<char> = content.chars().collect();
+            for piece in chars.chunks(CHUNK_CHARS) {
+                body.push_str(&chunks.content(&piece.iter().collect::<String>()));
+            }
+            "stop"
+        }
+        Reply::ToolCalls(calls) => {
+            for (index, call) in calls.iter().enumerate() {
+                body.push_str(&chunks.tool_call(whole_call(index, call)));
+            }
+            "tool_calls"
+        }
+    };
+    body.push_str(&chunks.end(finish, Some(usage), bridle));
     sse(Body::from(body))
+}
+
+/// A whole tool call as one stream piece: index, id, name and all of its arguments.
+fn whole_call(index: usize, call: &bridle_core::ToolCall) -> openai::ToolCallDelta {
+    openai::ToolCallDelta {
+        index: u32::try_from(index).unwrap_or(u32::MAX),
+        id: Some(call.id.clone()),
+        kind: Some(openai::ToolKind::Function),
+        function: Some(openai::FunctionCallDelta {
+            name: Some(call.name.clone()),
+            arguments: Some(call.arguments_text()),
+            extra: Extra::new(),
+        }),
+        extra: Extra::new(),
+    }
 }
 
 /// The model's own stream, relayed delta by delta.
@@ -167,7 +218,7 @@ pub fn relay(chunks: Chunks, events: EventStream, lease: Option<crate::limits::L
             }
             Some(Ok(StreamEvent::Done(completion))) => {
                 let finish = openai_finish(completion.finish_reason.as_deref());
-                Some((chunks.end(finish, completion.usage), None))
+                Some((chunks.end(finish, completion.usage, None), None))
             }
             Some(Err(error)) => {
                 tracing::warn!(%error, "the model's stream failed");

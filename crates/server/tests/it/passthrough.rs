@@ -263,3 +263,280 @@ async fn an_openai_upstream_answer_comes_back_whole() {
     assert!(answer["choices"][0]["message"]["content"].is_string());
     assert!(answer["usage"]["prompt_tokens"].as_u64().unwrap() > 0);
 }
+
+impl Gateway {
+    /// Posts a streamed call and reads its chunks up to `[DONE]`.
+    async fn stream(&self, body: &Value) -> Vec<Value> {
+        use eventsource_stream::Eventsource;
+        use futures::StreamExt;
+        let response = self
+            .client
+            .post(format!("{}/v1/chat/completions", self.base))
+            .bearer_auth(ADA)
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let mut events = response.bytes_stream().eventsource();
+        let mut chunks = Vec::new();
+        while let Some(event) = events.next().await {
+            let data = event.unwrap().data;
+            if data == "[DONE]" {
+                return chunks;
+            }
+            chunks.push(serde_json::from_str(&data).unwrap());
+        }
+        panic!("the stream ended before [DONE]: {chunks:?}");
+    }
+}
+
+/// Call → tool result → answer, as an application with tools runs it.
+async fn tool_round_trip(gateway: &Gateway, model: &str) {
+    let question = json!({"role": "user", "content": "What is the weather in Oslo?"});
+    let (status, first) = gateway
+        .post(&json!({
+            "model": model,
+            "messages": [question],
+            "tools": [weather_tool()],
+            "tool_choice": {"type": "function", "function": {"name": "get_weather"}}
+        }))
+        .await;
+    assert_eq!(status, 200, "{model}: {first}");
+    let choice = &first["choices"][0];
+    assert_eq!(choice["finish_reason"], "tool_calls", "{model}: {first}");
+    let message = &choice["message"];
+    assert!(message["content"].is_null(), "{model}: {message}");
+    let call = &message["tool_calls"][0];
+    let id = call["id"].as_str().unwrap();
+    assert!(!id.is_empty(), "{model}: the call has an id");
+    assert_eq!(call["type"], "function");
+    assert_eq!(call["function"]["name"], "get_weather");
+    let arguments: Value =
+        serde_json::from_str(call["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert!(arguments["city"].is_string(), "{model}: {arguments}");
+
+    let (status, second) = gateway
+        .post(&json!({
+            "model": model,
+            "messages": [
+                question,
+                message,
+                {"role": "tool", "tool_call_id": id, "content": "{\"temp_c\": 3}"}
+            ],
+            "tools": [weather_tool()]
+        }))
+        .await;
+    assert_eq!(status, 200, "{model}: {second}");
+    assert_eq!(
+        second["choices"][0]["finish_reason"], "stop",
+        "{model}: {second}"
+    );
+    let answer = second["choices"][0]["message"]["content"].as_str().unwrap();
+    assert!(!answer.is_empty(), "{model}");
+    assert!(second["choices"][0]["message"]["tool_calls"].is_null());
+}
+
+#[tokio::test]
+async fn a_tool_round_trip_works_through_either_upstream_format() {
+    let gateway = Gateway::start().await;
+    tool_round_trip(&gateway, "gpt").await;
+    tool_round_trip(&gateway, "claude").await;
+}
+
+#[tokio::test]
+async fn a_streamed_tool_call_is_relayed_as_tool_call_deltas() {
+    let gateway = Gateway::start().await;
+    for model in ["gpt", "claude"] {
+        let chunks = gateway
+            .stream(&json!({
+                "model": model,
+                "stream": true,
+                "messages": [{"role": "user", "content": "Weather in Oslo?"}],
+                "tools": [weather_tool()],
+                "tool_choice": "required"
+            }))
+            .await;
+        let mut id = String::new();
+        let mut name = String::new();
+        let mut arguments = String::new();
+        for chunk in &chunks {
+            for piece in chunk["choices"][0]["delta"]["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+            {
+                assert_eq!(piece["index"], 0, "{model}: {piece}");
+                id.push_str(piece["id"].as_str().unwrap_or(""));
+                name.push_str(piece["function"]["name"].as_str().unwrap_or(""));
+                arguments.push_str(piece["function"]["arguments"].as_str().unwrap_or(""));
+            }
+        }
+        assert!(!id.is_empty(), "{model}: {chunks:?}");
+        assert_eq!(name, "get_weather", "{model}");
+        let arguments: Value = serde_json::from_str(&arguments).unwrap();
+        assert!(arguments["city"].is_string(), "{model}: {arguments}");
+        let finish = chunks
+            .iter()
+            .find_map(|c| c["choices"][0]["finish_reason"].as_str())
+            .unwrap();
+        assert_eq!(finish, "tool_calls", "{model}");
+        assert!(chunks.iter().all(|c| c["model"] == model), "{model}");
+    }
+}
+
+#[tokio::test]
+async fn a_tool_choice_naming_no_offered_tool_is_the_clients_400() {
+    let gateway = Gateway::start().await;
+    let (status, answer) = gateway
+        .post(&json!({
+            "model": "gpt",
+            "messages": [{"role": "user", "content": "hi"}],
+            "tools": [weather_tool()],
+            "tool_choice": {"type": "function", "function": {"name": "get_time"}}
+        }))
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["type"], "invalid_request_error");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(!message.contains("127.0.0.1"), "{message}");
+}
+
+const PERSON: &str = r#"{"type": "object", "required": ["name", "age"],
+    "properties": {"name": {"type": "string", "minLength": 1}, "age": {"type": "integer"}},
+    "additionalProperties": false}"#;
+
+fn person_format() -> Value {
+    let schema: Value = serde_json::from_str(PERSON).unwrap();
+    json!({"type": "json_schema", "json_schema": {"name": "person", "schema": schema}})
+}
+
+#[tokio::test]
+async fn an_enforced_call_passes_the_clients_tools_and_returns_their_calls() {
+    let gateway = Gateway::start().await;
+    for model in ["gpt", "claude"] {
+        let question = json!({"role": "user", "content": "Who is the weather reporter in Oslo?"});
+        let (status, first) = gateway
+            .post(&json!({
+                "model": model,
+                "messages": [question],
+                "response_format": person_format(),
+                "tools": [weather_tool()],
+                "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+                "stop": ["END"],
+                "user": "user-7"
+            }))
+            .await;
+        assert_eq!(status, 200, "{model}: {first}");
+        // The upstream got the contract's instructions and the client's tools and options.
+        let upstream = gateway.upstream_body();
+        let tools = upstream["tools"].as_array().unwrap();
+        let names: Vec<&str> = tools
+            .iter()
+            .map(|t| {
+                t["name"]
+                    .as_str()
+                    .or(t["function"]["name"].as_str())
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(names, ["get_weather"], "{model}: {upstream}");
+        let system = upstream["system"]
+            .as_str()
+            .or(upstream["messages"][0]["content"].as_str())
+            .unwrap();
+        assert!(
+            system.contains("\"age\""),
+            "{model}: the contract is in the prompt"
+        );
+        // The reply is the call, not a checked value.
+        let choice = &first["choices"][0];
+        assert_eq!(choice["finish_reason"], "tool_calls", "{model}: {first}");
+        assert!(choice["message"]["content"].is_null());
+        let call = &choice["message"]["tool_calls"][0];
+        assert_eq!(call["function"]["name"], "get_weather");
+        assert_eq!(
+            first["bridle"]["value"]["tool_calls"][0]["name"],
+            "get_weather"
+        );
+        assert_eq!(first["model"], model);
+
+        // The tool's result comes back; the answer meets the contract.
+        let (status, second) = gateway
+            .post(&json!({
+                "model": model,
+                "messages": [question, choice["message"],
+                    {"role": "tool", "tool_call_id": call["id"], "content": "{\"reporter\": \"Kari\"}"}],
+                "response_format": person_format(),
+                "tools": [weather_tool()]
+            }))
+            .await;
+        assert_eq!(status, 200, "{model}: {second}");
+        let person: Value =
+            serde_json::from_str(second["choices"][0]["message"]["content"].as_str().unwrap())
+                .unwrap();
+        assert!(person["age"].is_i64(), "{model}: {person}");
+        assert_eq!(second["choices"][0]["finish_reason"], "stop");
+        assert_eq!(second["bridle"]["value"], person);
+    }
+}
+
+#[tokio::test]
+async fn an_enforced_call_the_provider_cannot_honour_is_refused_before_anything_is_stored() {
+    let gateway = Gateway::start().await;
+    let (status, answer) = gateway
+        .post(&json!({
+            "model": "claude",
+            "messages": [{"role": "user", "content": "Ada is 36."}],
+            "response_format": person_format(),
+            "seed": 7
+        }))
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["code"], "unsupported_parameter");
+    assert_eq!(answer["error"]["param"], "seed");
+    assert!(gateway.mock.requests().is_empty());
+    let listed = gateway
+        .client
+        .get(format!("{}/v1/conversations", gateway.base))
+        .bearer_auth(ADA)
+        .send()
+        .await
+        .unwrap()
+        .json::<Value>()
+        .await
+        .unwrap();
+    assert_eq!(listed["total"], 0, "{listed}");
+}
+
+#[tokio::test]
+async fn a_streamed_enforced_call_that_calls_a_tool_streams_the_call() {
+    let gateway = Gateway::start().await;
+    let chunks = gateway
+        .stream(&json!({
+            "model": "gpt",
+            "stream": true,
+            "messages": [{"role": "user", "content": "Weather in Oslo?"}],
+            "response_format": person_format(),
+            "tools": [weather_tool()],
+            "tool_choice": "required"
+        }))
+        .await;
+    let pieces: Vec<&Value> = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["tool_calls"].as_array())
+        .flatten()
+        .collect();
+    assert_eq!(pieces.len(), 1, "{chunks:?}");
+    assert_eq!(pieces[0]["function"]["name"], "get_weather");
+    assert!(pieces[0]["id"].as_str().is_some_and(|id| !id.is_empty()));
+    let last = chunks
+        .iter()
+        .find(|c| c["choices"][0]["finish_reason"].is_string())
+        .unwrap();
+    assert_eq!(last["choices"][0]["finish_reason"], "tool_calls");
+    assert_eq!(
+        last["bridle"]["value"]["tool_calls"][0]["name"],
+        "get_weather"
+    );
+}

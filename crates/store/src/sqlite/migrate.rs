@@ -191,7 +191,7 @@ mod tests {
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .unwrap();
-        assert_eq!((unmeasured, installed), (0, 7));
+        assert_eq!((unmeasured, installed), (0, 8));
         db.execute(
             "INSERT INTO store_health (id, checked_at) VALUES (1, 2)",
             [],

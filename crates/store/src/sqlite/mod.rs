@@ -85,6 +85,11 @@ const MIGRATIONS: &[Embedded] = &[
         name: "store_health",
         sql: include_str!("../../migrations/sqlite/0007_store_health.sql"),
     },
+    Embedded {
+        version: 8,
+        name: "route",
+        sql: include_str!("../../migrations/sqlite/0008_route.sql"),
+    },
 ];
 
 /// The SQLite store.

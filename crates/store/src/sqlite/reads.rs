@@ -273,10 +273,13 @@ fn stats_in(db: &Connection, query: &StatsQuery) -> Result<Stats, StoreError> {
     all_of(db, &turns, |row| tally.add_turns(row))?;
     let rules = stats::rules_query(Placeholders::Question, &plan, STATS);
     let repairs = stats::repairs_query(Placeholders::Question, &plan, STATS);
-    Ok(tally.finish(
+    let models = stats::models::models_query(Placeholders::Question, &plan, STATS);
+    let mut stats = tally.finish(
         all_of(db, &rules, |row| stats::rule_count(row))?,
         all_of(db, &repairs, |row| stats::repair_count(row))?,
-    ))
+    );
+    stats.models = all_of(db, &models, |row| stats::models::model_count(row))?;
+    Ok(stats)
 }
 
 /// A message read with [`rows::select_messages`]`!(prompts …)`, its prompt back in its request.

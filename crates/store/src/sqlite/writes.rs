@@ -12,7 +12,7 @@ use super::prompts::Prompt;
 use crate::rows::{self, EncodedMessage};
 use crate::{
     Conversation, ConversationStatus, Interruption, NewConversation, NewMessage, NewSafetyEvent,
-    Pending, PurgeRange, Purged, Purges, StoreError, TurnWrites, now_ms,
+    Pending, PurgeRange, Purged, Purges, Route, StoreError, TurnWrites, now_ms,
 };
 use async_trait::async_trait;
 use rusqlite::params;
@@ -308,6 +308,7 @@ struct MessageRow {
     model: Option<String>,
     error: Option<String>,
     interrupted: Option<&'static str>,
+    route: Option<&'static str>,
     created_at: i64,
     encoded: EncodedMessage,
     /// The longest text of the request, stored apart (once per distinct text).
@@ -338,6 +339,7 @@ impl MessageRow {
             model: message.model.clone(),
             error: message.error.clone(),
             interrupted: message.interrupted.map(Interruption::as_str),
+            route: message.route.map(Route::as_str),
             created_at: now_ms(),
             encoded: EncodedMessage::with_payload(message, request_payload)?,
             prompt,
@@ -362,9 +364,9 @@ impl MessageRow {
             "INSERT INTO messages (id, conversation_id, turn_id, role, content, value, \
              is_validated, is_fallback, attempt, contract, contract_version, \
              request_payload, raw_response, violations, repairs, provider, model, \
-             tokens_in, tokens_out, latency_ms, error, interrupted, created_at, \
+             tokens_in, tokens_out, latency_ms, error, interrupted, route, created_at, \
              prompt_hash, prompt_pointer) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              RETURNING id",
         )?
         .query_row(
@@ -391,6 +393,7 @@ impl MessageRow {
                 e.latency_ms,
                 self.error,
                 self.interrupted,
+                self.route,
                 self.created_at,
                 prompt_hash,
                 prompt_pointer,

@@ -10,7 +10,7 @@ use serde_json::json;
 use sha2::{Digest, Sha384};
 
 /// The SQLite migration files, as older Bridles had them: (version, name, SQL).
-const FILES: [(i64, &str, &str); 7] = [
+const FILES: [(i64, &str, &str); 8] = [
     (
         1,
         "initial",
@@ -45,6 +45,11 @@ const FILES: [(i64, &str, &str); 7] = [
         7,
         "store_health",
         include_str!("../../migrations/sqlite/0007_store_health.sql"),
+    ),
+    (
+        8,
+        "route",
+        include_str!("../../migrations/sqlite/0008_route.sql"),
     ),
 ];
 
@@ -145,10 +150,10 @@ async fn a_database_migrated_by_an_older_bridle_opens_and_is_brought_up_to_date(
         Some(json!({"body": {"system": "old"}}))
     );
 
-    // The first five are left as they were; 6 and 7 are applied and recorded as sqlx would.
+    // The first five are left as they were; 6 to 8 are applied and recorded as sqlx would.
     let after = record(&raw);
     assert_eq!(after[..5], before[..]);
-    assert_eq!(after.len(), 7);
+    assert_eq!(after.len(), FILES.len());
     for (row, (version, name, sql)) in after[5..].iter().zip(&FILES[5..]) {
         assert_eq!(
             (&row.0, &row.1, row.2, &row.3),

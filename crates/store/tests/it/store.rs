@@ -12,9 +12,9 @@
 use bridle_core::{Repair, RepairKind, Rule, SchemaKeyword, Violation};
 use bridle_store::{
     AttemptsCount, Commit, Compliance, ComplianceBucket, Conversation, ConversationFilter,
-    ConversationStatus, Message, MessageRole, NewConversation, NewMessage, NewSafetyEvent,
-    PageRequest, PurgeRange, Purged, RepairCount, RuleCount, Stats, StatsQuery, Store, StoreError,
-    StreamingStats, TokenUsage, TurnOutcomes, View,
+    ConversationStatus, Message, MessageRole, ModelCount, NewConversation, NewMessage,
+    NewSafetyEvent, PageRequest, PurgeRange, Purged, RepairCount, RuleCount, Stats, StatsQuery,
+    Store, StoreError, StreamingStats, TokenUsage, TurnOutcomes, View,
 };
 use bridle_testkit::TestDatabase;
 use serde_json::{Value, json};
@@ -344,6 +344,7 @@ pub(crate) fn user_message(
         latency_ms: None,
         error: None,
         interrupted: None,
+        route: None,
     }
 }
 
@@ -1362,8 +1363,8 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 7,
-        _ => 5,
+        "sqlite" => 8,
+        _ => 6,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);
@@ -1731,6 +1732,18 @@ fn repairs(counts: &[(&str, u64)]) -> Vec<RepairCount> {
         .collect()
 }
 
+/// The seeded attempts all went to one model: `attempts` of them, `valid` validated, none by
+/// escalation or failover.
+fn one_model(attempts: u64, valid: u64) -> Vec<ModelCount> {
+    vec![ModelCount {
+        model: "gpt-test".into(),
+        attempts,
+        valid,
+        escalations: 0,
+        failovers: 0,
+    }]
+}
+
 fn range(from: Option<i64>, to: Option<i64>, contract: Option<&str>) -> StatsQuery {
     StatsQuery {
         from,
@@ -1788,6 +1801,7 @@ fn all_seeded() -> Stats {
         // C's and E's; not D's fallback.
         provider_errors: 2,
         streaming: StreamingStats::default(),
+        models: one_model(15, 6),
     }
 }
 
@@ -1861,6 +1875,7 @@ async fn stats_filters(h: Harness) {
         invalid_attempts: 7,
         provider_errors: 1,
         streaming: StreamingStats::default(),
+        models: one_model(11, 4),
     };
     assert_eq!(
         store
@@ -1900,6 +1915,7 @@ async fn stats_filters(h: Harness) {
         invalid_attempts: 2,
         provider_errors: 1,
         streaming: StreamingStats::default(),
+        models: one_model(4, 2),
     };
     assert_eq!(
         store.stats(&range(None, None, Some("quiz"))).await.unwrap(),
@@ -1928,6 +1944,7 @@ async fn stats_filters(h: Harness) {
         invalid_attempts: 5,
         provider_errors: 1,
         streaming: StreamingStats::default(),
+        models: one_model(7, 2),
     };
     assert_eq!(
         store
@@ -2137,6 +2154,7 @@ async fn stats_empty(h: Harness) {
         invalid_attempts: 0,
         provider_errors: 0,
         streaming: StreamingStats::default(),
+        models: Vec::new(),
     };
     assert_eq!(store.stats(&StatsQuery::default()).await.unwrap(), nothing);
     assert_eq!(
