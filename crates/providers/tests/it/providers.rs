@@ -529,12 +529,10 @@ fn weather_tool() -> serde_json::Value {
                            "unit": {"enum": ["celsius", "fahrenheit"]}}}}})
 }
 
-/// A named `tool_choice` is a call of that tool, not the reply, for the providers that speak
-/// OpenAI's and Gemini's formats (Anthropic reads a forced tool as Bridle's structured output,
-/// its input the content; the in-process mock does not force calls).
+/// A named `tool_choice` is a call of that tool, not the reply, for every provider.
 #[tokio::test]
 async fn a_forced_call_comes_back_as_a_call_and_its_result_is_read() {
-    for kind in [Kind::OpenAi, Kind::Azure, Kind::Gemini] {
+    for kind in ALL {
         let (server, p) =
             provider(kind, MockConfig::default(), None, Duration::from_secs(10)).await;
         let mut request = ChatRequest {
