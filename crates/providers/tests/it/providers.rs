@@ -159,6 +159,13 @@ async fn every_provider_completes_a_contract_reply() {
             "{kind:?}: {}",
             completion.content
         );
+        // The OpenAI-format providers give the answer back whole for the compatible endpoint.
+        let whole = p.openai_answer(&completion.raw);
+        assert_eq!(
+            whole.is_some(),
+            matches!(kind, Kind::OpenAi | Kind::Azure),
+            "{kind:?}"
+        );
         let usage = completion.usage.unwrap();
         assert!(
             usage.input_tokens > 0 && usage.output_tokens > 0,
