@@ -323,13 +323,7 @@ async fn generate_content(
             };
             let message =
                 format!("Invalid URL (POST {path}): expected models/MODEL:generateContent");
-            shared.log.push(LoggedRequest {
-                method: "POST".into(),
-                path,
-                body: serde_json::from_slice(&body).unwrap_or_else(|_| logged_text(&body)),
-                answer: Answer::refused(404),
-            });
-            return api.error(404, &message);
+            return refuse_with(&shared, &api, 404, &path, &body, &message);
         }
     };
     let api = Api::Gemini {
@@ -341,13 +335,25 @@ async fn generate_content(
 
 /// A 400 for a request refused before it is parsed, logged.
 fn refuse(shared: &Shared, api: &Api, path: &str, body: &[u8], message: &str) -> Response {
+    refuse_with(shared, api, 400, path, body, message)
+}
+
+/// An error `status` for a request refused before it is parsed, logged.
+fn refuse_with(
+    shared: &Shared,
+    api: &Api,
+    status: u16,
+    path: &str,
+    body: &[u8],
+    message: &str,
+) -> Response {
     shared.log.push(LoggedRequest {
         method: "POST".into(),
         path: path.to_owned(),
         body: serde_json::from_slice(body).unwrap_or_else(|_| logged_text(body)),
-        answer: Answer::refused(400),
+        answer: Answer::refused(status),
     });
-    api.error(400, message)
+    api.error(status, message)
 }
 
 /// Auth → parse → model → log → render → delay → send (a stream's end logged when it comes),
