@@ -444,8 +444,9 @@ mod tests {
         let stored = payload.into_value();
         assert_eq!(stored["notes"][0]["mode"], "native");
 
-        let with_ref = json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/a"}}});
-        let payload = provider(true).payload(&request(with_ref.clone()), true);
+        let unsayable =
+            json!({"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}]}}});
+        let payload = provider(true).payload(&request(unsayable.clone()), true);
         assert!(
             payload.body["generationConfig"]
                 .get("responseSchema")
@@ -455,10 +456,10 @@ mod tests {
             payload.notes,
             [PayloadNote::StructuredOutput {
                 mode: StructuredOutputMode::PromptOnly,
-                reason: Some("`$ref` at /properties/a".into())
+                reason: Some("`oneOf` at /properties/a".into())
             }]
         );
-        let payload = provider(false).payload(&request(with_ref), false);
+        let payload = provider(false).payload(&request(unsayable), false);
         assert!(payload.notes.is_empty(), "nothing asked natively");
     }
 

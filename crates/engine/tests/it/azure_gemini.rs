@@ -135,15 +135,14 @@ async fn gemini_says_how_structured_output_went_out(store: Arc<dyn Store>) {
     engine.send(&conversation.id, "Hello", None).await.unwrap();
     let stored = store.messages(&conversation.id, View::Admin).await.unwrap();
     let payload = stored[1].data.request_payload.as_ref().unwrap();
-    // The contract's schema uses `$ref` (and `if`/`then`): Gemini's subset cannot say it.
+    // The contract's schema uses `allOf` and `if`/`then`: Gemini's subset cannot say it.
     assert_eq!(payload["notes"][0]["kind"], "structured_output");
     assert_eq!(payload["notes"][0]["mode"], "prompt_only");
+    let reason = payload["notes"][0]["reason"].as_str().unwrap();
     assert!(
-        payload["notes"][0]["reason"]
-            .as_str()
-            .unwrap()
-            .starts_with('`'),
-        "{payload}"
+        reason
+            == "`allOf` at /properties/content/properties/form/$ref/properties/fields/items/$ref",
+        "{reason}"
     );
     assert!(
         payload["body"]["generationConfig"]

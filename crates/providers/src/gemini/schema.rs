@@ -5,9 +5,11 @@
 //! Keywords that only narrow what is valid and that Gemini has no word for
 //! (`additionalProperties: false`, `uniqueItems`, exclusive bounds, `multipleOf`) are left out:
 //! the native schema is then a little wider than the contract's, and Bridle's own validation
-//! still checks every reply. Keywords that change the shape (`$ref`, `oneOf`, `allOf`, `not`,
-//! `if`/`then`/`else`, tuple `items`, `patternProperties`, a non-string `enum`, …) make the
-//! schema unsayable: the request goes out prompt-only.
+//! still checks every reply. A `$ref` into the schema itself (`#/definitions/…`, `#/$defs/…`)
+//! is written out in place (its siblings win); a recursive one ends at the nesting limit.
+//! Keywords that change the shape (`oneOf`, `allOf`, `not`, `if`/`then`/`else`, tuple
+//! `items`, `patternProperties`, a non-string `enum`, a `$ref` to another document, …) make
+//! the schema unsayable: the request goes out prompt-only.
 
 use serde_json::{Map, Value};
 
@@ -55,10 +57,15 @@ const DROPPED: &[&str] = &[
 /// `schema` as a Gemini `responseSchema`, or why it cannot be one (the keyword, as
 /// `` `oneOf` at /properties/a ``).
 pub(crate) fn response_schema(schema: &Value) -> Result<Value, String> {
-    convert(schema, "", 0).map(Value::Object)
+    convert(schema, schema, "", 0).map(Value::Object)
 }
 
-fn convert(schema: &Value, at: &str, depth: usize) -> Result<Map<String, Value>, String> {
+fn convert(
+    schema: &Value,
+    root: &Value,
+    at: &str,
+    depth: usize,
+) -> Result<Map<String, Value>, String> {
     let refuse = |what: &str| {
         Err(format!(
             "{what} at {}",
@@ -74,6 +81,19 @@ fn convert(schema: &Value, at: &str, depth: usize) -> Result<Map<String, Value>,
     let mut out = Map::new();
     for (key, value) in schema {
         match key.as_str() {
+            "$ref" => {
+                let target = value
+                    .as_str()
+                    .and_then(|reference| reference.strip_prefix('#'))
+                    .and_then(|pointer| root.pointer(pointer));
+                let Some(target) = target else {
+                    return refuse("a `$ref` that does not point into the schema");
+                };
+                let inlined = convert(target, root, &format!("{at}/$ref"), depth + 1)?;
+                for (key, value) in inlined {
+                    out.entry(key).or_insert(value);
+                }
+            }
             "type" => {
                 let Some((kind, nullable)) = type_of(value) else {
                     return refuse("a `type` of several types");
@@ -110,7 +130,7 @@ fn convert(schema: &Value, at: &str, depth: usize) -> Result<Map<String, Value>,
                     let path = format!("{at}/properties/{name}");
                     converted.insert(
                         name.clone(),
-                        Value::Object(convert(property, &path, depth + 1)?),
+                        Value::Object(convert(property, root, &path, depth + 1)?),
                     );
                 }
                 out.insert("properties".into(), Value::Object(converted));
@@ -120,7 +140,7 @@ fn convert(schema: &Value, at: &str, depth: usize) -> Result<Map<String, Value>,
                 if !value.is_object() {
                     return refuse("tuple `items`");
                 }
-                let items = convert(value, &format!("{at}/items"), depth + 1)?;
+                let items = convert(value, root, &format!("{at}/items"), depth + 1)?;
                 out.insert("items".into(), Value::Object(items));
                 out.entry("type").or_insert_with(|| "ARRAY".into());
             }
@@ -131,7 +151,7 @@ fn convert(schema: &Value, at: &str, depth: usize) -> Result<Map<String, Value>,
                 let mut converted = Vec::with_capacity(options.len());
                 for (i, option) in options.iter().enumerate() {
                     let path = format!("{at}/anyOf/{i}");
-                    converted.push(Value::Object(convert(option, &path, depth + 1)?));
+                    converted.push(Value::Object(convert(option, root, &path, depth + 1)?));
                 }
                 out.insert("anyOf".into(), Value::Array(converted));
             }
@@ -203,12 +223,38 @@ mod tests {
     }
 
     #[test]
+    fn a_ref_into_the_schema_is_written_out_in_place() {
+        let schema = json!({
+            "definitions": {"city": {"type": "string", "description": "a city", "minLength": 1}},
+            "type": "object",
+            "properties": {
+                "from": {"$ref": "#/definitions/city"},
+                "to": {"$ref": "#/definitions/city", "description": "where to"}
+            }
+        });
+        assert_eq!(
+            response_schema(&schema).unwrap(),
+            json!({"type": "OBJECT", "properties": {
+                "from": {"type": "STRING", "description": "a city", "minLength": 1},
+                "to": {"type": "STRING", "description": "where to", "minLength": 1}
+            }})
+        );
+    }
+
+    #[test]
     fn what_the_subset_cannot_say_is_named_with_its_place() {
         let refused = |schema: Value| response_schema(&schema).unwrap_err();
         assert_eq!(
-            refused(json!({"type": "object", "properties": {"a": {"$ref": "#/definitions/a"}}})),
-            "`$ref` at /properties/a"
+            refused(json!({"type": "object", "properties": {"a": {"$ref": "other.json#/a"}}})),
+            "a `$ref` that does not point into the schema at /properties/a"
         );
+        assert_eq!(
+            refused(json!({"properties": {"a": {"$ref": "#/definitions/missing"}}})),
+            "a `$ref` that does not point into the schema at /properties/a"
+        );
+        let recursive = json!({"definitions": {"node": {"type": "object",
+            "properties": {"next": {"$ref": "#/definitions/node"}}}}, "$ref": "#/definitions/node"});
+        assert!(refused(recursive).starts_with("nesting deeper than 32"));
         assert_eq!(
             refused(json!({"oneOf": [{"type": "string"}]})),
             "`oneOf` at /"
