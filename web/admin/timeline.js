@@ -86,10 +86,23 @@ function safetyLine(value) {
     s.requires_intervention ? ' · requires intervention' : '');
 }
 
+/** The facts a turn ran under (its page, mode, …) in one line, and the whole context below. */
+function turnContext(context) {
+  if (!context || typeof context !== 'object') return null;
+  const line = Object.entries(context)
+    .filter(([, v]) => typeof v === 'string')
+    .map(([k, v]) => `${k}: ${v.length > 40 ? `${v.slice(0, 40)}…` : v}`)
+    .join(' · ');
+  return el('details', { class: 'turn-context' },
+    el('summary', {}, line ? `Context — ${line}` : 'Context'),
+    el('pre', { class: 'json' }, json(context)));
+}
+
 function userMessage(m) {
   return el('article', { class: 'message message--user', id: `m-${m.id}`, 'aria-label': 'User message' },
     el('header', {}, el('span', { class: 'who' }, 'User'), el('time', {}, time(m.created_at))),
-    el('p', { class: 'user-text' }, m.content));
+    el('p', { class: 'user-text' }, m.content),
+    turnContext(m.context));
 }
 
 function attemptCard(m, next) {

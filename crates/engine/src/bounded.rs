@@ -122,6 +122,7 @@ mod tests {
             error: None,
             interrupted: None,
             route: None,
+            context: None,
         }
     }
 

@@ -14,7 +14,8 @@ use crate::providers::{
 use crate::providers::{ChatRequest, Role};
 use crate::store::{self, Conversation, ConversationStatus, NewConversation, Store, StoreError};
 use crate::turn::{TurnError, TurnInput, TurnOutcome, run_turn};
-use bridle_core::{Context, ContractError, Contracts};
+use crate::turn_context::{self, TurnContext, UserTurn};
+use bridle_core::{ContractError, Contracts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -206,7 +207,9 @@ impl Engine {
     }
 
     /// Starts a conversation of `user_id` under `contract`. `context` is a JSON object of
-    /// strings (`page`, `mode`, …; `prompt` is the application's own prompt).
+    /// strings (`page`, `mode`, …; `prompt` is the application's own prompt) and the
+    /// application's state under `app_state` (a JSON object): the default context of every
+    /// turn, which a message's own context is merged over ([`Engine::send_message`]).
     pub async fn start_conversation(
         &self,
         user_id: &str,
@@ -214,7 +217,7 @@ impl Engine {
         context: Value,
     ) -> Result<Conversation, EngineError> {
         self.contracts.get(contract)?;
-        split_context(&context)?;
+        TurnContext::read(&context)?;
         Ok(self
             .store
             .create_conversation(&NewConversation {
@@ -225,14 +228,29 @@ impl Engine {
             .await?)
     }
 
-    /// Sends `message` in conversation `id` and runs the turn.
+    /// Sends `message` in conversation `id` and runs the turn under the conversation's context.
     pub async fn send(
         &self,
         id: &str,
         message: &str,
         model: Option<&str>,
     ) -> Result<TurnOutcome, EngineError> {
-        self.send_to(id, message, model, None).await
+        let turn = UserTurn {
+            content: message,
+            model,
+            context: None,
+        };
+        self.send_to(id, &turn, None).await
+    }
+
+    /// Sends a user message in conversation `id` and runs its turn under the conversation's
+    /// context with the message's own merged over it ([`UserTurn::context`]).
+    pub async fn send_message(
+        &self,
+        id: &str,
+        turn: &UserTurn<'_>,
+    ) -> Result<TurnOutcome, EngineError> {
+        self.send_to(id, turn, None).await
     }
 
     /// Like [`Engine::send`], streaming: every attempt is read as a stream and the turn's
@@ -249,7 +267,22 @@ impl Engine {
         model: Option<&str>,
         sink: &EventSink,
     ) -> Result<TurnOutcome, EngineError> {
-        let outcome = self.send_to(id, message, model, Some(sink)).await?;
+        let turn = UserTurn {
+            content: message,
+            model,
+            context: None,
+        };
+        self.send_message_streaming(id, &turn, sink).await
+    }
+
+    /// [`Engine::send_message`], streaming as [`Engine::send_streaming`] does.
+    pub async fn send_message_streaming(
+        &self,
+        id: &str,
+        turn: &UserTurn<'_>,
+        sink: &EventSink,
+    ) -> Result<TurnOutcome, EngineError> {
+        let outcome = self.send_to(id, turn, Some(sink)).await?;
         for event in final_events(&outcome) {
             if !sink.send(event).await {
                 break;
@@ -261,10 +294,10 @@ impl Engine {
     async fn send_to(
         &self,
         id: &str,
-        message: &str,
-        model: Option<&str>,
+        turn: &UserTurn<'_>,
         events: Option<&EventSink>,
     ) -> Result<TurnOutcome, EngineError> {
+        let (message, model) = (turn.content, turn.model);
         let conversation = self
             .store
             .conversation(id)
@@ -275,7 +308,9 @@ impl Engine {
         }
         let contract = self.contracts.get(&conversation.contract)?;
         let model = self.model(model)?;
-        let (context, prompt) = split_context(&conversation.context)?;
+        let merged = turn_context::merged(&conversation.context, turn.context);
+        let read = TurnContext::read(&merged)?;
+        let stored = turn_context::stored(&merged, turn.context);
         contract
             .user_prompt(message, &conversation.state, &conversation.id, 1)
             .map_err(|e| EngineError::BadMessage(e.to_string()))?;
@@ -287,8 +322,10 @@ impl Engine {
             retry: self.config.retry_for(contract.name()),
             conversation: &conversation,
             new_conversation: false,
-            app_prompt: prompt.as_deref(),
-            context: &context,
+            app_prompt: read.prompt.as_deref(),
+            context: &read.facts,
+            app_state: read.app_state.as_ref(),
+            turn_context: Some(&stored),
             user_message: message,
             given_messages: None,
             passthrough: None,
@@ -367,12 +404,12 @@ impl Engine {
         let mut context = call.context.clone();
         context.insert("source".into(), Value::String("openai".into()));
         let context = Value::Object(context);
-        let (facts, _) = split_context(&context)?;
+        let read = TurnContext::read(&context)?;
         // Stored with the user's message, in one transaction.
         let conversation = Conversation::start(&NewConversation {
             user_id: call.user_id.to_owned(),
             contract: call.contract.name().to_owned(),
-            context,
+            context: context.clone(),
         });
         let input = TurnInput {
             store: self.store.as_ref(),
@@ -383,7 +420,9 @@ impl Engine {
             conversation: &conversation,
             new_conversation: true,
             app_prompt: None,
-            context: &facts,
+            context: &read.facts,
+            app_state: read.app_state.as_ref(),
+            turn_context: Some(&context),
             user_message: &user_message,
             given_messages: Some(call.messages),
             passthrough: Some(call.passthrough),
@@ -426,29 +465,6 @@ pub fn final_events(outcome: &TurnOutcome) -> Vec<TurnEvent> {
         model: outcome.model.clone(),
     });
     events
-}
-
-/// A conversation's stored context → the contract's [`Context`] and the application's prompt.
-pub(crate) fn split_context(value: &Value) -> Result<(Context, Option<String>), EngineError> {
-    let mut context = Context::new();
-    let mut prompt = None;
-    match value {
-        Value::Null => {}
-        Value::Object(map) => {
-            for (key, v) in map {
-                let Some(text) = v.as_str() else {
-                    return Err(EngineError::BadContext(format!("{key:?} must be a string")));
-                };
-                if key == "prompt" {
-                    prompt = Some(text.to_owned());
-                } else {
-                    context.insert(key.clone(), text);
-                }
-            }
-        }
-        _ => return Err(EngineError::BadContext("got a non-object".into())),
-    }
-    Ok((context, prompt))
 }
 
 /// The provider instance for one model entry.

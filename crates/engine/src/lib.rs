@@ -16,6 +16,7 @@ pub mod policy;
 pub mod replay;
 mod streamed;
 pub mod turn;
+pub mod turn_context;
 
 pub use bridle_providers as providers;
 pub use bridle_store as store;
@@ -26,3 +27,4 @@ pub use config::{Config, RetryPolicy};
 pub use engine::{Engine, EngineError, Model};
 pub use events::{EventSink, PartialThrottle, TurnEvent};
 pub use turn::{TurnError, TurnOutcome};
+pub use turn_context::UserTurn;

@@ -114,7 +114,7 @@ impl Engine {
         let conversation = self.store().conversation(&data.conversation_id).await?;
         // The turn's id, as the turn loop checks with it (question ids).
         let context = conversation
-            .map(|c| crate::engine::split_context(&c.context).map(|(context, _)| context))
+            .map(|c| crate::turn_context::TurnContext::read(&c.context).map(|read| read.facts))
             .transpose()?
             .unwrap_or_default()
             .with(bridle_core::text::TURN_KEY, data.turn_id.as_str());

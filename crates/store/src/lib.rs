@@ -301,6 +301,11 @@ pub struct NewMessage {
     /// model the turn was asked to use).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<Route>,
+    /// A user message's context for its turn: the conversation's merged with what the message
+    /// brought (`page`, `mode`, `app_state`, …) — what the turn's prompt and checks were built
+    /// from. `None` for attempts, and for messages stored before contexts were kept per message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<Value>,
 }
 
 /// Why an attempt went to a model other than the turn's own.

@@ -155,7 +155,7 @@ macro_rules! select_messages {
             "is_fallback, attempt, contract, contract_version, ",
             $payloads,
             ", violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
-            "interrupted, route, created_at, payload_purged_at"
+            "interrupted, route, context, created_at, payload_purged_at"
         )
     };
     (prompts $tail:literal) => {
@@ -242,6 +242,7 @@ pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
                     .ok_or_else(|| field("route").corrupt(format_args!("unknown value {text:?}")))
             })
             .transpose()?,
+        context: row.opt_json(field("context"))?,
     };
     Ok(Message {
         id,
@@ -281,6 +282,8 @@ pub(super) fn safety_event<R: StoreRow>(row: &R) -> Result<SafetyEvent, StoreErr
 pub(super) struct EncodedMessage {
     /// `value` as JSON text.
     pub value: Option<String>,
+    /// `context` as JSON text.
+    pub context: Option<String>,
     /// `request_payload` as JSON text.
     pub request_payload: Option<String>,
     /// `raw_response` as JSON text.
@@ -315,6 +318,7 @@ impl EncodedMessage {
     ) -> Result<Self, StoreError> {
         Ok(Self {
             value: message.value.as_ref().map(to_json).transpose()?,
+            context: message.context.as_ref().map(to_json).transpose()?,
             request_payload,
             raw_response: message.raw_response.as_ref().map(to_json).transpose()?,
             violations: to_json(&message.violations)?,
@@ -375,6 +379,7 @@ mod tests {
             error: None,
             interrupted: None,
             route: None,
+            context: None,
         }
     }
 

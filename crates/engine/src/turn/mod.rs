@@ -76,6 +76,11 @@ pub struct TurnInput<'a> {
     pub app_prompt: Option<&'a str>,
     /// Per-request facts for the contract.
     pub context: &'a Context,
+    /// The application's state for this turn (`app_state`), shown to the model in the system
+    /// prompt's "Application state" section.
+    pub app_state: Option<&'a Value>,
+    /// The turn's context as the user's message stores it (`None`: not stored).
+    pub turn_context: Option<&'a Value>,
     /// The user's message.
     pub user_message: &'a str,
     /// A chat the client sent whole (the OpenAI-compatible endpoint): its system messages

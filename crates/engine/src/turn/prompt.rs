@@ -1,5 +1,6 @@
-//! The prompt of each attempt: [`base_messages`] (system text, history, the user's message —
-//! or the chat a client sent whole) and [`request`], which adds the previous attempt's bad reply
+//! The prompt of each attempt: [`base_messages`] (system text — the contract's instructions,
+//! the "Application state" section, the application's prompt — then
+//! history and the user's message, or the chat a client sent whole) and [`request`], which adds the previous attempt's bad reply
 //! and its feedback and addresses it to the attempt's model.
 
 use super::{MAX_HISTORY_MESSAGES, TurnInput};
@@ -12,6 +13,10 @@ use serde_json::Value;
 /// history, then the user's message — or, for a chat the client sent whole, its own messages.
 pub(super) async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessage>, StoreError> {
     let app_prompt = |mut system: String| {
+        if let Some(state) = input.app_state {
+            system.push_str("\n\n");
+            system.push_str(&crate::turn_context::app_state_section(state));
+        }
         if let Some(prompt) = input.app_prompt.filter(|p| !p.trim().is_empty()) {
             system.push_str("\n\n");
             system.push_str(prompt.trim());

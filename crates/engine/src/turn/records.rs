@@ -106,6 +106,7 @@ fn blank_record(input: &TurnInput<'_>, turn_id: &str, role: MessageRole) -> NewM
         error: None,
         interrupted: None,
         route: None,
+        context: None,
     }
 }
 
@@ -113,6 +114,7 @@ pub(super) fn user_record(input: &TurnInput<'_>, turn_id: &str) -> NewMessage {
     NewMessage {
         content: input.user_message.to_owned(),
         is_validated: true,
+        context: input.turn_context.cloned(),
         ..blank_record(input, turn_id, MessageRole::User)
     }
 }

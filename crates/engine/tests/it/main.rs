@@ -23,6 +23,7 @@ macro_rules! on_both_backends {
 }
 
 mod azure_gemini;
+mod context;
 mod escalate;
 mod http_turn;
 mod oversize;

@@ -578,6 +578,7 @@ async fn conversation_with_reply(store: &dyn Store, value: &Value) -> (Conversat
             error: None,
             interrupted: None,
             route: None,
+            context: None,
         })
         .await
         .unwrap();

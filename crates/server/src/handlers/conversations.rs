@@ -14,6 +14,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use bridle_engine::UserTurn;
 use bridle_engine::store::{
     Conversation, ConversationFilter, ConversationStatus, PageRequest, View,
 };
@@ -34,11 +35,23 @@ pub struct CreateBody {
 pub struct SendBody {
     content: String,
     model: Option<String>,
+    /// This turn's context, merged over the conversation's: string facts (`page`, `mode`,
+    /// `language`, …), `prompt`, and the application's state under `app_state`.
+    context: Option<Map<String, Value>>,
 }
 
 impl SendBody {
-    /// Refuses an empty message and one past `max_chars` characters (422).
-    fn check(&self, max_chars: usize) -> Result<(), ApiError> {
+    /// Refuses an empty message, one past `max_chars` characters and a context past
+    /// `max_context_bytes` of JSON (422).
+    fn check(&self, max_chars: usize, max_context_bytes: usize) -> Result<(), ApiError> {
+        if let Some(context) = &self.context {
+            let bytes = serde_json::to_vec(context).map_or(usize::MAX, |v| v.len());
+            if bytes > max_context_bytes {
+                return Err(ApiError::Unprocessable(format!(
+                    "the message's context takes {bytes} bytes as JSON; the limit is {max_context_bytes}"
+                )));
+            }
+        }
         if self.content.trim().is_empty() {
             return Err(ApiError::Unprocessable("the message is empty".into()));
         }
@@ -219,7 +232,10 @@ pub async fn send(
             state.engine.policy().blocked_answer(language),
         ));
     }
-    body.check(state.settings.max_message_chars)?;
+    body.check(
+        state.settings.max_message_chars,
+        state.settings.max_context_bytes,
+    )?;
     let (running, lease) = begin_turn(&state, &caller, &conversation.id).await?;
     if sse::wants_events(&headers) {
         return Ok(sse::turn_events(
@@ -228,15 +244,18 @@ pub async fn send(
                 conversation_id: conversation.id,
                 content: body.content,
                 model: body.model,
+                context: body.context,
                 lease,
                 running,
             },
         ));
     }
-    let outcome = state
-        .engine
-        .send(&conversation.id, &body.content, body.model.as_deref())
-        .await?;
+    let turn = UserTurn {
+        content: &body.content,
+        model: body.model.as_deref(),
+        context: body.context.as_ref(),
+    };
+    let outcome = state.engine.send_message(&conversation.id, &turn).await?;
     drop((lease, running));
     Ok(Json(TurnBody::new(conversation.id, outcome)).into_response())
 }

@@ -9,6 +9,7 @@ use crate::error::ApiError;
 use axum::http::HeaderMap;
 use bridle_core::{Contract, ToolCall};
 use bridle_engine::providers::{CallOptions, ChatMessage, ChatRequest, Role};
+use bridle_engine::turn_context::APP_STATE_KEY;
 use bridle_wire::openai::{self, ChatCompletionRequest, Content, ResponseFormatKind};
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
@@ -263,8 +264,9 @@ pub(super) fn contract_for(
 
 /// An enforced call's context: the request's `metadata`, with the JSON object of the
 /// `x-bridle-context` header over it (`{"page": "tables_list", "mode": "discovery"}`) — the
-/// facts a conversation of the native API has. Values are strings; together at most
-/// `max_bytes` of JSON (422 beyond, like a conversation's context).
+/// facts a conversation of the native API has. Values are strings, but the application's state
+/// (`app_state`, an object); together at most `max_bytes` of JSON (422 beyond, like a
+/// conversation's context).
 pub(super) fn call_context(
     headers: &HeaderMap,
     body: &CompletionBody,
@@ -280,14 +282,18 @@ pub(super) fn call_context(
     if let Some(header) = headers.get("x-bridle-context") {
         let refused = || {
             ApiError::BadRequest(
-                "x-bridle-context must be a JSON object whose values are strings".into(),
+                "x-bridle-context must be a JSON object whose values are strings (app_state: an object)"
+                    .into(),
             )
         };
         let text = header.to_str().map_err(|_| refused())?;
         let Ok(Value::Object(given)) = serde_json::from_str::<Value>(text) else {
             return Err(refused());
         };
-        if !given.values().all(Value::is_string) {
+        let fits = |(key, value): (&String, &Value)| {
+            value.is_string() || (key == APP_STATE_KEY && value.is_object())
+        };
+        if !given.iter().all(fits) {
             return Err(refused());
         }
         context.extend(given);

@@ -14,6 +14,7 @@ use crate::limits::Lease;
 use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use bridle_engine::UserTurn;
 use bridle_engine::{EngineError, EventSink, TurnError, TurnEvent};
 use futures::StreamExt;
 use std::convert::Infallible;
@@ -41,6 +42,8 @@ pub struct StreamedTurn {
     pub content: String,
     /// The model asked for.
     pub model: Option<String>,
+    /// The context the message brings for its turn.
+    pub context: Option<serde_json::Map<String, serde_json::Value>>,
     /// The concurrent-conversation slot, held until the turn ends.
     pub lease: Option<Lease>,
     /// The conversation's one running turn, held until the turn ends.
@@ -57,11 +60,17 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
             conversation_id,
             content,
             model,
+            context,
             lease,
             running,
         } = turn;
+        let turn = UserTurn {
+            content: &content,
+            model: model.as_deref(),
+            context: context.as_ref(),
+        };
         let result = engine
-            .send_streaming(&conversation_id, &content, model.as_deref(), &sink)
+            .send_message_streaming(&conversation_id, &turn, &sink)
             .await;
         drop(lease);
         drop(running);

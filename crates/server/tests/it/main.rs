@@ -5,6 +5,7 @@
 mod admin;
 mod api;
 mod authz;
+mod context;
 mod guards;
 mod hardening;
 mod limits;

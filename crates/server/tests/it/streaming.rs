@@ -517,3 +517,56 @@ async fn openai_plain_requests_stream_through_delta_by_delta() {
     assert_eq!(chunks, 10, "one chunk per upstream delta");
     assert!(usage.unwrap()["completion_tokens"].as_u64().unwrap() > 0);
 }
+
+/// A streamed turn takes its message's context as a JSON turn does: the page's rules check it,
+/// the user's message stores it, and a context past `max_context_bytes` is refused before the
+/// turn starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_streamed_message_brings_its_context() {
+    let live = Live::start(MockConfig::default(), |s| s.max_context_bytes = 200).await;
+    let id = live
+        .conversation("table-chat", json!({"page": "tables_list"}))
+        .await;
+    let url = format!("{}/v1/conversations/{id}/messages", live.base);
+    let send = |context: Value| {
+        live.client
+            .post(&url)
+            .bearer_auth(ADA)
+            .header("accept", "text/event-stream")
+            .json(&json!({"content": "Show my rows", "context": context}))
+            .send()
+    };
+    let response = send(json!({"page": "table_view", "app_state": {"rows": [1, 2]}}))
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let text = response.text().await.unwrap();
+    assert!(text.contains("event: message_complete"), "{text}");
+    let messages = live
+        .state
+        .engine
+        .store()
+        .messages(&id, View::Admin)
+        .await
+        .unwrap();
+    assert_eq!(
+        messages[0].data.context,
+        Some(json!({"page": "table_view", "app_state": {"rows": [1, 2]}}))
+    );
+    let request = &live.mock.requests()[0].body;
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("## Page: table_view"), "{system}");
+    assert!(system.contains("## Application state"), "{system}");
+
+    let big = json!({"app_state": {"rows": "x".repeat(300)}});
+    let response = send(big).await.unwrap();
+    assert_eq!(response.status(), 422);
+    let body: Value = response.json().await.unwrap();
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the limit is 200"),
+        "{body}"
+    );
+}

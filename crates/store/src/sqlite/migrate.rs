@@ -191,7 +191,10 @@ mod tests {
                 |row| Ok((row.get(0)?, row.get(1)?)),
             )
             .unwrap();
-        assert_eq!((unmeasured, installed), (0, 8));
+        assert_eq!(
+            (unmeasured, installed),
+            (0, i64::try_from(MIGRATIONS.len()).unwrap())
+        );
         db.execute(
             "INSERT INTO store_health (id, checked_at) VALUES (1, 2)",
             [],

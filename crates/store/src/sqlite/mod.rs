@@ -90,6 +90,11 @@ const MIGRATIONS: &[Embedded] = &[
         name: "route",
         sql: include_str!("../../migrations/sqlite/0008_route.sql"),
     },
+    Embedded {
+        version: 9,
+        name: "message_context",
+        sql: include_str!("../../migrations/sqlite/0009_message_context.sql"),
+    },
 ];
 
 /// The SQLite store.

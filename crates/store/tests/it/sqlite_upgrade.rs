@@ -10,7 +10,7 @@ use serde_json::json;
 use sha2::{Digest, Sha384};
 
 /// The SQLite migration files, as older Bridles had them: (version, name, SQL).
-const FILES: [(i64, &str, &str); 8] = [
+const FILES: [(i64, &str, &str); 9] = [
     (
         1,
         "initial",
@@ -50,6 +50,11 @@ const FILES: [(i64, &str, &str); 8] = [
         8,
         "route",
         include_str!("../../migrations/sqlite/0008_route.sql"),
+    ),
+    (
+        9,
+        "message_context",
+        include_str!("../../migrations/sqlite/0009_message_context.sql"),
     ),
 ];
 
@@ -150,7 +155,7 @@ async fn a_database_migrated_by_an_older_bridle_opens_and_is_brought_up_to_date(
         Some(json!({"body": {"system": "old"}}))
     );
 
-    // The first five are left as they were; 6 to 8 are applied and recorded as sqlx would.
+    // The first five are left as they were; the later ones are applied and recorded as sqlx would.
     let after = record(&raw);
     assert_eq!(after[..5], before[..]);
     assert_eq!(after.len(), FILES.len());

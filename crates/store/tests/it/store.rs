@@ -345,6 +345,7 @@ pub(crate) fn user_message(
         error: None,
         interrupted: None,
         route: None,
+        context: None,
     }
 }
 
@@ -1363,8 +1364,8 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 8,
-        _ => 6,
+        "sqlite" => 9,
+        _ => 7,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);
