@@ -1,5 +1,6 @@
-//! `bridle mock-llm`: the built-in mock LLM as a standalone OpenAI- and Anthropic-compatible
-//! HTTP server (`/v1/chat/completions`, `/v1/messages`, streaming too — piece size, pacing and
+//! `bridle mock-llm`: the built-in mock LLM as a standalone OpenAI-, Azure-, Anthropic- and
+//! Gemini-compatible HTTP server (`/v1/chat/completions`, `/openai/deployments/…`,
+//! `/v1/messages`, `/v1beta/models/…:generateContent`, streaming too — piece size, pacing and
 //! write size set by the `--stream-*` flags) with a request log at `/_mock/requests` — for
 //! tests, benchmarks and front-end work without a model.
 
@@ -88,6 +89,8 @@ pub fn run(dirs: &[PathBuf], args: MockArgs) -> Result<Outcome> {
         eprintln!("bridle mock-llm listening on http://{bound}");
         eprintln!("  OpenAI:    POST http://{bound}/v1/chat/completions   (base URL http://{bound}/v1)");
         eprintln!("  Anthropic: POST http://{bound}/v1/messages");
+        eprintln!("  Azure:     POST http://{bound}/openai/deployments/DEPLOYMENT/chat/completions?api-version=…   (base URL http://{bound})");
+        eprintln!("  Gemini:    POST http://{bound}/v1beta/models/MODEL:generateContent   (base URL http://{bound}/v1beta)");
         eprintln!("  request log: GET http://{bound}/_mock/requests");
         tokio::select! {
             served = bridle_mock::serve(listener, config) => served.context("the mock server stopped")?,

@@ -32,7 +32,7 @@ mod tests;
 
 pub use bridle_core::ConfigError;
 pub use bridle_mock::MockSettings;
-pub use provider::{ModelConfig, ProviderConfig, ProviderKind};
+pub use provider::{GEMINI_BASE_URL, ModelConfig, ModelHttp, ProviderConfig, ProviderKind};
 pub use raw::{RawConfig, RawModel, RawProvider, RawRetention, RawRetry, RawRetrySettings};
 pub use retention::RetentionConfig;
 pub use retry::RetryPolicy;
@@ -213,6 +213,7 @@ fn openai_from_env(
             api_key_env: api_key.as_ref().map(|_| "OPENAI_API_KEY".to_owned()),
             api_key,
             timeout: Duration::from_secs(120),
+            api_version: None,
             mock: MockSettings::default(),
         });
         let model = env
@@ -229,6 +230,7 @@ fn openai_from_env(
             escalate_to: None,
             escalate_after: None,
             failover: Vec::new(),
+            http: ModelHttp::default(),
         });
         default_model.get_or_insert_with(|| "openai".into());
     }

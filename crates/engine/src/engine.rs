@@ -6,8 +6,10 @@ use crate::config::{Config, ModelConfig, ProviderKind};
 use crate::events::{EventSink, TurnEvent};
 use crate::metrics::EngineMetrics;
 use crate::policy::{SafetyConfigError, SafetyPolicy};
+use crate::providers::gemini::GeminiOptions;
+use crate::providers::openai::Azure;
 use crate::providers::{
-    self, Anthropic, HttpSettings, OpenAi, OpenAiOptions, Provider, ProviderError,
+    self, Anthropic, Gemini, HttpSettings, OpenAi, OpenAiOptions, Provider, ProviderError,
 };
 use crate::providers::{ChatRequest, Role};
 use crate::store::{self, Conversation, ConversationStatus, NewConversation, Store, StoreError};
@@ -480,14 +482,28 @@ pub fn build_provider(
     let settings = HttpSettings {
         base_url: entry.base_url.clone(),
         api_key: entry.api_key.clone(),
-        timeout: entry.timeout,
+        timeout: model.http.timeout.unwrap_or(entry.timeout),
+        headers: model.http.headers.clone(),
+        query: model.http.query.clone(),
+    };
+    let openai = OpenAiOptions {
+        native_structured_output: model.native_structured_output,
+        merge_system: !model.system_role,
     };
     Ok(match entry.kind {
-        ProviderKind::Openai => Arc::new(OpenAi::new(
+        ProviderKind::Openai => Arc::new(OpenAi::new(settings, openai)?),
+        ProviderKind::Azure => {
+            let azure = Azure {
+                api_version: entry.api_version.clone().unwrap_or_default(),
+                deployment: model.model.clone(),
+            };
+            Arc::new(OpenAi::azure(settings, openai, azure)?)
+        }
+        ProviderKind::Gemini => Arc::new(Gemini::new(
             settings,
-            OpenAiOptions {
+            GeminiOptions {
                 native_structured_output: model.native_structured_output,
-                merge_system: !model.system_role,
+                model: model.model.clone(),
             },
         )?),
         ProviderKind::Anthropic => {

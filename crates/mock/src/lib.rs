@@ -6,7 +6,8 @@
 //! repeated — so good feedback and bad feedback can be told apart in tests.
 //!
 //! Use it in process ([`MockModel::respond`]) or, with the `http` feature (on by default), over
-//! HTTP (`serve`, `MockServer`) with the OpenAI Chat Completions and Anthropic Messages formats, streaming included — in deltas of a
+//! HTTP (`serve`, `MockServer`) with the OpenAI Chat Completions (also at Azure OpenAI's
+//! deployment URLs), Anthropic Messages and Gemini `generateContent` formats, streaming included — in deltas of a
 //! set size or scripted ones, paced, re-cut into small network writes, and with how each stream
 //! ended (read through, or dropped by the client) in the request log. Tools: a forced call
 //! (`tool_choice` naming a tool, `required`, Anthropic `any`) is answered with a call whose
@@ -36,6 +37,8 @@ mod config;
 mod corrupt;
 mod faults;
 mod fixes;
+#[cfg(feature = "http")]
+mod gemini;
 mod generate;
 mod kinds;
 mod log;

@@ -1,5 +1,8 @@
 //! [`MockServer`] and [`serve`]: the mock model over HTTP (axum) — `POST /v1/chat/completions`
-//! (OpenAI), `POST /v1/messages` (Anthropic), `GET /v1/models`, and the request log at
+//! (OpenAI), `POST /openai/deployments/{deployment}/chat/completions?api-version=…` (Azure
+//! OpenAI: the same front end), `POST /v1/messages` (Anthropic),
+//! `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`
+//! (Gemini; also under `/v1/models/`), `GET /v1/models`, and the request log at
 //! `GET`/`DELETE /_mock/requests`. Handlers only read the body, check the API key, let the
 //! front end ([`crate::openai`], [`crate::anthropic`]) parse it, ask the [`MockModel`], wait
 //! out any delay and send what the front end rendered — JSON, or SSE frames paced and cut as
@@ -16,11 +19,11 @@ use crate::model::MockModel;
 use crate::request::{CallMade, MockReply, MockRequest};
 use crate::reset::{ResetHandle, ResettableListener};
 use crate::stream::{Pacing, Tally, sse_body};
-use crate::{anthropic, openai};
+use crate::{anthropic, gemini, openai};
 use axum::Extension;
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, State};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -68,38 +71,47 @@ pub(crate) fn unix_time() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Api {
     OpenAi,
     Anthropic,
+    /// Gemini, for `model` (from the path); `stream` for `streamGenerateContent`.
+    Gemini {
+        model: String,
+        stream: bool,
+    },
 }
 
 impl Api {
-    fn parse(self, body: &Value) -> Result<Call, String> {
+    fn parse(&self, body: &Value) -> Result<Call, String> {
         match self {
             Self::OpenAi => openai::parse(body),
             Self::Anthropic => anthropic::parse(body),
+            Self::Gemini { model, stream } => gemini::parse(body, model, *stream),
         }
     }
 
-    fn render(self, reply: &MockReply, call: &Call, piece_chars: usize) -> Rendered {
+    fn render(&self, reply: &MockReply, call: &Call, piece_chars: usize) -> Rendered {
         match self {
             Self::OpenAi => openai::render(reply, call, piece_chars),
             Self::Anthropic => anthropic::render(reply, call, piece_chars),
+            Self::Gemini { .. } => gemini::render(reply, call, piece_chars),
         }
     }
 
-    fn calls_made(self, reply: &MockReply) -> Vec<CallMade> {
+    fn calls_made(&self, reply: &MockReply) -> Vec<CallMade> {
         match self {
             Self::OpenAi => openai::calls_made(reply),
             Self::Anthropic => anthropic::calls_made(reply),
+            Self::Gemini { .. } => gemini::calls_made(reply),
         }
     }
 
-    fn error(self, status: u16, message: &str) -> Response {
+    fn error(&self, status: u16, message: &str) -> Response {
         let body = match self {
             Self::OpenAi => openai::error(status, message),
             Self::Anthropic => anthropic::error(status, message),
+            Self::Gemini { .. } => gemini::error(status, message),
         };
         json_response(status, None, &body)
     }
@@ -125,6 +137,12 @@ fn router(shared: Arc<Shared>) -> Router {
     Router::new()
         .route("/v1/chat/completions", post(chat_completions))
         .route("/v1/messages", post(messages))
+        .route(
+            "/openai/deployments/{deployment}/chat/completions",
+            post(azure_chat_completions),
+        )
+        .route("/v1beta/models/{target}", post(generate_content))
+        .route("/v1/models/{target}", post(generate_content))
         .route("/v1/models", get(models))
         .route("/_mock/requests", get(list_requests).delete(clear_requests))
         .fallback(not_found)
@@ -234,6 +252,110 @@ async fn messages(
     .await
 }
 
+/// The query parameters the Azure and Gemini routes read.
+#[derive(Debug, Default, serde::Deserialize)]
+struct RouteQuery {
+    /// Azure's API version (required there).
+    #[serde(rename = "api-version")]
+    api_version: Option<String>,
+    /// Gemini's response form: `sse` for a server-sent-event stream.
+    alt: Option<String>,
+}
+
+async fn azure_chat_completions(
+    State(shared): State<Arc<Shared>>,
+    connection: Connection,
+    Path(deployment): Path<String>,
+    Query(query): Query<RouteQuery>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let reset = connection.map(|Extension(ConnectInfo(handle))| handle);
+    let path = uri.path().to_owned();
+    if query.api_version.is_none() {
+        return refuse(
+            &shared,
+            &Api::OpenAi,
+            &path,
+            &body,
+            "Missing required query parameter: api-version (mock: Azure OpenAI deployment URLs need it).",
+        );
+    }
+    // Azure's body may leave the model out: the deployment is the model.
+    let body = match serde_json::from_slice::<Value>(&body) {
+        Ok(Value::Object(mut map)) => {
+            map.entry("model").or_insert(Value::String(deployment));
+            Bytes::from(serde_json::to_vec(&map).unwrap_or_default())
+        }
+        _ => body,
+    };
+    complete(shared, Api::OpenAi, &path, reset, &headers, &body).await
+}
+
+async fn generate_content(
+    State(shared): State<Arc<Shared>>,
+    connection: Connection,
+    Path(target): Path<String>,
+    Query(query): Query<RouteQuery>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let reset = connection.map(|Extension(ConnectInfo(handle))| handle);
+    let path = uri.path().to_owned();
+    let sse = query.alt.as_deref() == Some("sse");
+    let (model, stream) = match target.rsplit_once(':') {
+        Some((model, "generateContent")) => (model, false),
+        Some((model, "streamGenerateContent")) if sse => (model, true),
+        Some((_, "streamGenerateContent")) => {
+            let api = Api::Gemini {
+                model: String::new(),
+                stream: true,
+            };
+            let message = "the mock streams with alt=sse only (:streamGenerateContent?alt=sse)";
+            return refuse(&shared, &api, &path, &body, message);
+        }
+        _ => {
+            let api = Api::Gemini {
+                model: String::new(),
+                stream: false,
+            };
+            let message =
+                format!("Invalid URL (POST {path}): expected models/MODEL:generateContent");
+            return refuse_with(&shared, &api, 404, &path, &body, &message);
+        }
+    };
+    let api = Api::Gemini {
+        model: model.to_owned(),
+        stream,
+    };
+    complete(shared, api, &path, reset, &headers, &body).await
+}
+
+/// A 400 for a request refused before it is parsed, logged.
+fn refuse(shared: &Shared, api: &Api, path: &str, body: &[u8], message: &str) -> Response {
+    refuse_with(shared, api, 400, path, body, message)
+}
+
+/// An error `status` for a request refused before it is parsed, logged.
+fn refuse_with(
+    shared: &Shared,
+    api: &Api,
+    status: u16,
+    path: &str,
+    body: &[u8],
+    message: &str,
+) -> Response {
+    shared.log.push(LoggedRequest {
+        method: "POST".into(),
+        path: path.to_owned(),
+        body: serde_json::from_slice(body).unwrap_or_else(|_| logged_text(body)),
+        answer: Answer::refused(status),
+    });
+    api.error(status, message)
+}
+
 /// Auth → parse → model → log → render → delay → send (a stream's end logged when it comes),
 /// or reset the connection (`reset`: the handle of the connection the request came on).
 async fn complete(
@@ -259,7 +381,7 @@ async fn complete(
     };
     if !authorised(shared.model.config().require_api_key.as_deref(), headers) {
         log(Answer::refused(401));
-        return api.error(401, "Incorrect or missing API key (mock: send Authorization: Bearer KEY or x-api-key: KEY).");
+        return api.error(401, "Incorrect or missing API key (mock: send Authorization: Bearer KEY, x-api-key, api-key or x-goog-api-key: KEY).");
     }
     let call = match parsed
         .map_err(|e| format!("could not parse the JSON body of your request: {e}"))
@@ -373,9 +495,11 @@ async fn models(
     }
     log(200);
     let body = match api {
-        Api::OpenAi => json!({"object": "list", "data": MODELS.iter().map(|id| json!({
+        Api::OpenAi | Api::Gemini { .. } => {
+            json!({"object": "list", "data": MODELS.iter().map(|id| json!({
             "id": id, "object": "model", "created": 0, "owned_by": "bridle-mock"
-        })).collect::<Vec<_>>()}),
+        })).collect::<Vec<_>>()})
+        }
         Api::Anthropic => json!({
             "data": MODELS.iter().map(|id| json!({
                 "type": "model", "id": id, "display_name": id, "created_at": "2025-01-01T00:00:00Z"
@@ -412,7 +536,8 @@ async fn not_found(
     Api::OpenAi.error(404, &format!("Invalid URL ({method} {})", uri.path()))
 }
 
-/// True when no key is required, or the request carries it as a bearer token or `x-api-key`.
+/// True when no key is required, or the request carries it as a bearer token, `x-api-key`
+/// (Anthropic), `api-key` (Azure) or `x-goog-api-key` (Gemini).
 fn authorised(expected: Option<&str>, headers: &HeaderMap) -> bool {
     let Some(expected) = expected else {
         return true;
@@ -424,7 +549,10 @@ fn authorised(expected: Option<&str>, headers: &HeaderMap) -> bool {
             .map(str::trim)
     };
     let bearer = header(header::AUTHORIZATION.as_str()).and_then(|v| v.strip_prefix("Bearer "));
-    bearer.map(str::trim) == Some(expected) || header("x-api-key") == Some(expected)
+    bearer.map(str::trim) == Some(expected)
+        || ["x-api-key", "api-key", "x-goog-api-key"]
+            .iter()
+            .any(|name| header(name) == Some(expected))
 }
 
 /// A body that is not JSON, as a (bounded) string for the log; no body is `null`.

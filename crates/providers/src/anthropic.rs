@@ -112,13 +112,16 @@ impl Anthropic {
         body: &Value,
         deadline: http::Deadline,
     ) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = http::post_json(
+        let builder = http::post_json(
             &self.client,
             self.settings.url("messages"),
             body,
             &self.encoder,
-        )?
-        .header("anthropic-version", ANTHROPIC_VERSION);
+        )?;
+        let mut builder = self
+            .settings
+            .with_headers(builder)
+            .header("anthropic-version", ANTHROPIC_VERSION);
         if let Some(key) = &self.settings.api_key {
             builder = builder.header("x-api-key", key);
         }
@@ -415,15 +418,18 @@ impl Provider for Anthropic {
     }
 
     fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload {
+        let mut headers = http::stored_headers(&[
+            ("content-type", Some("application/json")),
+            ("anthropic-version", Some(ANTHROPIC_VERSION)),
+            ("x-api-key", self.settings.api_key.as_deref()),
+        ]);
+        headers.extend(self.settings.stored_extra_headers());
         RequestPayload {
             provider: self.name().to_owned(),
             url: self.endpoint(),
-            headers: http::stored_headers(&[
-                ("content-type", Some("application/json")),
-                ("anthropic-version", Some(ANTHROPIC_VERSION)),
-                ("x-api-key", self.settings.api_key.as_deref()),
-            ]),
+            headers,
             body: self.body(request, stream),
+            notes: Vec::new(),
         }
     }
 
@@ -433,7 +439,7 @@ impl Provider for Anthropic {
     }
 
     fn endpoint(&self) -> String {
-        self.settings.url("messages")
+        self.settings.stored_url("messages", &[])
     }
 
     async fn send(&self, body: &Value) -> Result<Completion, ProviderError> {
@@ -499,6 +505,7 @@ mod tests {
             base_url: "http://127.0.0.1:9/v1".into(),
             api_key: None,
             timeout: std::time::Duration::from_secs(1),
+            ..HttpSettings::default()
         };
         Anthropic::new(settings, tool_output).unwrap()
     }

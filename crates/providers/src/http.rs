@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use std::time::Duration;
 
 /// Settings every HTTP provider has.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct HttpSettings {
     /// Base URL (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`, …).
     pub base_url: String,
@@ -20,16 +20,173 @@ pub struct HttpSettings {
     pub api_key: Option<String>,
     /// Time allowed for the whole call (for a stream: until the first byte and between events).
     pub timeout: Duration,
+    /// Headers sent with every request besides the provider's own (a model entry's
+    /// `headers`; checked by [`check_extras`]).
+    pub headers: Vec<(String, String)>,
+    /// Query parameters added to every request's URL (a model entry's `query`).
+    pub query: Vec<(String, String)>,
+}
+
+/// Most extra headers, and most extra query parameters, a model entry may set.
+pub const MAX_EXTRAS: usize = 32;
+/// Longest name of an extra header or query parameter, in bytes.
+pub const MAX_EXTRA_NAME: usize = 100;
+/// Longest value of an extra header or query parameter, in bytes.
+pub const MAX_EXTRA_VALUE: usize = 2048;
+
+/// Headers a model entry may not set: the provider's own auth and body framing.
+const RESERVED_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "api-key",
+    "x-api-key",
+    "x-goog-api-key",
+    "anthropic-version",
+    "content-type",
+    "content-length",
+    "transfer-encoding",
+    "host",
+    "connection",
+];
+
+/// Why an extra header or query parameter is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExtrasError {
+    /// More than [`MAX_EXTRAS`].
+    #[error("at most {MAX_EXTRAS} entries")]
+    TooMany,
+    /// A name or value over its length limit.
+    #[error("{0:?}: names are at most {MAX_EXTRA_NAME} bytes and values at most {MAX_EXTRA_VALUE}")]
+    TooLong(String),
+    /// Not a valid header name or value (or an empty parameter name).
+    #[error("{0:?} is not a valid name or value")]
+    Invalid(String),
+    /// A header the provider sets itself (auth, content type).
+    #[error(
+        "{0:?} is set by the provider itself (its API key and body framing) and cannot be overridden"
+    )]
+    Reserved(String),
+}
+
+/// Checks a model entry's extra `headers` and `query` parameters: how many, how long, valid
+/// header names and values, and no header that would override the provider's auth or content
+/// type. The error names the entry it refuses.
+pub fn check_extras(pairs: &[(String, String)], headers: bool) -> Result<(), ExtrasError> {
+    if pairs.len() > MAX_EXTRAS {
+        return Err(ExtrasError::TooMany);
+    }
+    for (name, value) in pairs {
+        let shown: String = name.chars().take(MAX_EXTRA_NAME).collect();
+        if name.len() > MAX_EXTRA_NAME || value.len() > MAX_EXTRA_VALUE {
+            return Err(ExtrasError::TooLong(shown));
+        }
+        if name.is_empty() {
+            return Err(ExtrasError::Invalid(shown));
+        }
+        if !headers {
+            continue;
+        }
+        if reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+            || reqwest::header::HeaderValue::from_str(value).is_err()
+        {
+            return Err(ExtrasError::Invalid(shown));
+        }
+        if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            return Err(ExtrasError::Reserved(shown));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a header or query parameter of this name likely carries a secret (its value is
+/// redacted in stored payloads): a name holding `key`, `token`, `secret`, `auth`, `password`,
+/// `signature`, `cookie` or `credential`.
+pub fn is_secret_name(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    [
+        "key",
+        "token",
+        "secret",
+        "auth",
+        "password",
+        "signature",
+        "cookie",
+        "credential",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
 }
 
 impl HttpSettings {
-    /// `base_url` + `path`, with exactly one `/` between them.
+    /// `base_url` + `path`, with exactly one `/` between them, and the [`HttpSettings::query`]
+    /// parameters after `fixed` (the provider's own: `api-version`, `alt`), each name and
+    /// value percent-encoded.
+    pub fn url_with(&self, path: &str, fixed: &[(&str, &str)]) -> String {
+        self.query_url(path, fixed, false)
+    }
+
+    /// `base_url` + `path`, with exactly one `/` between them, and the extra query parameters.
     pub fn url(&self, path: &str) -> String {
-        format!(
+        self.query_url(path, &[], false)
+    }
+
+    /// [`HttpSettings::url_with`] as stored: the values of secret-looking parameters
+    /// ([`is_secret_name`]) redacted.
+    pub fn stored_url(&self, path: &str, fixed: &[(&str, &str)]) -> String {
+        self.query_url(path, fixed, true)
+    }
+
+    fn query_url(&self, path: &str, fixed: &[(&str, &str)], redact: bool) -> String {
+        let mut url = format!(
             "{}/{}",
             self.base_url.trim_end_matches('/'),
             path.trim_start_matches('/')
-        )
+        );
+        let extra = self.query.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+        let mut pairs = fixed.iter().copied().chain(extra).peekable();
+        if pairs.peek().is_none() {
+            return url;
+        }
+        let Ok(mut parsed) = reqwest::Url::parse(&url) else {
+            // Not a URL (the client refuses it when sending): left without the parameters.
+            return url;
+        };
+        {
+            let mut query = parsed.query_pairs_mut();
+            for (name, value) in pairs {
+                let value = if redact && is_secret_name(name) {
+                    REDACTED
+                } else {
+                    value
+                };
+                query.append_pair(name, value);
+            }
+        }
+        url = parsed.into();
+        url
+    }
+
+    /// `builder` with the extra [`HttpSettings::headers`].
+    pub fn with_headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        for (name, value) in &self.headers {
+            builder = builder.header(name, value);
+        }
+        builder
+    }
+
+    /// The extra headers as stored: secret-looking values ([`is_secret_name`]) redacted.
+    pub fn stored_extra_headers(&self) -> Map<String, Value> {
+        self.headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if is_secret_name(name) {
+                    REDACTED
+                } else {
+                    value
+                };
+                (name.clone(), Value::String(shown.to_owned()))
+            })
+            .collect()
     }
 }
 
@@ -179,7 +336,7 @@ pub fn stored_headers(pairs: &[(&str, Option<&str>)]) -> Map<String, Value> {
         let Some(value) = value else { continue };
         let secret = matches!(
             name.to_ascii_lowercase().as_str(),
-            "authorization" | "x-api-key" | "api-key" | "proxy-authorization"
+            "authorization" | "x-api-key" | "api-key" | "x-goog-api-key" | "proxy-authorization"
         );
         let shown = if secret {
             match value.split_once(' ') {
@@ -290,11 +447,75 @@ mod tests {
     }
 
     #[test]
+    fn extra_query_parameters_are_encoded_and_secret_looking_ones_redacted_when_stored() {
+        let s = HttpSettings {
+            base_url: "https://h/v1".into(),
+            query: vec![
+                ("foo".into(), "a b&c".into()),
+                ("sig_token".into(), "s3cret".into()),
+            ],
+            headers: vec![
+                ("X-Team".into(), "blue".into()),
+                ("X-Org-Key".into(), "k-123".into()),
+            ],
+            ..HttpSettings::default()
+        };
+        assert_eq!(
+            s.url_with("chat", &[("api-version", "2024-10-21")]),
+            "https://h/v1/chat?api-version=2024-10-21&foo=a+b%26c&sig_token=s3cret"
+        );
+        assert_eq!(
+            s.stored_url("chat", &[]),
+            "https://h/v1/chat?foo=a+b%26c&sig_token=%5BREDACTED%5D"
+        );
+        let stored = s.stored_extra_headers();
+        assert_eq!(stored["X-Team"], "blue");
+        assert_eq!(stored["X-Org-Key"], REDACTED);
+        let plain = HttpSettings {
+            base_url: "https://h/v1".into(),
+            ..HttpSettings::default()
+        };
+        assert_eq!(plain.url("chat"), "https://h/v1/chat");
+    }
+
+    #[test]
+    fn extras_are_bounded_and_may_not_override_auth_or_content_type() {
+        let pair = |n: &str, v: &str| vec![(n.to_owned(), v.to_owned())];
+        assert_eq!(check_extras(&pair("X-Team", "blue"), true), Ok(()));
+        for reserved in ["Authorization", "api-key", "x-goog-api-key", "Content-Type"] {
+            assert_eq!(
+                check_extras(&pair(reserved, "x"), true),
+                Err(ExtrasError::Reserved(reserved.into()))
+            );
+        }
+        assert_eq!(
+            check_extras(&pair("bad header", "x"), true),
+            Err(ExtrasError::Invalid("bad header".into()))
+        );
+        assert_eq!(
+            check_extras(&pair("X-A", "line\nbreak"), true),
+            Err(ExtrasError::Invalid("X-A".into()))
+        );
+        // A query parameter may have any name and value (they are encoded).
+        assert_eq!(check_extras(&pair("a b", "line\nbreak"), false), Ok(()));
+        let long = "v".repeat(MAX_EXTRA_VALUE + 1);
+        assert!(matches!(
+            check_extras(&pair("X-A", &long), true),
+            Err(ExtrasError::TooLong(_))
+        ));
+        let many: Vec<(String, String)> = (0..=MAX_EXTRAS)
+            .map(|i| (format!("X-{i}"), "v".into()))
+            .collect();
+        assert_eq!(check_extras(&many, true), Err(ExtrasError::TooMany));
+    }
+
+    #[test]
     fn urls_join_with_one_slash() {
         let s = HttpSettings {
             base_url: "http://h/v1/".into(),
             api_key: None,
             timeout: Duration::from_secs(1),
+            ..HttpSettings::default()
         };
         assert_eq!(s.url("/chat/completions"), "http://h/v1/chat/completions");
     }

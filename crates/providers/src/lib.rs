@@ -1,5 +1,6 @@
 //! [`Provider`]: something that completes a chat — `openai` (any OpenAI-compatible base URL),
-//! `anthropic`, `mock` — behind one trait, one file each. Requests and replies use the small
+//! `azure` (Azure OpenAI, the same provider with deployment URLs), `anthropic`, `gemini`,
+//! `mock` — behind one trait, one file each. Requests and replies use the small
 //! provider-neutral types here; each provider maps them to its wire format and reports failures
 //! as a [`ProviderError`] the turn loop can classify (retry, honour `Retry-After`, or stop).
 
@@ -7,6 +8,7 @@ pub mod anthropic;
 pub mod body;
 mod chat;
 mod events;
+pub mod gemini;
 pub mod http;
 pub mod mock;
 pub mod openai;
@@ -14,6 +16,7 @@ mod utf8;
 
 pub use anthropic::Anthropic;
 pub use chat::{CallOptions, ChatMessage, ChatRequest, ResponseFormat, Role, offered_functions};
+pub use gemini::Gemini;
 pub use http::HttpSettings;
 pub use openai::{OpenAi, OpenAiOptions};
 
@@ -128,16 +131,52 @@ pub struct RequestPayload {
     pub headers: serde_json::Map<String, Value>,
     /// The JSON body.
     pub body: Value,
+    /// What the provider did differently from what was asked, and why (absent when nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<PayloadNote>,
+}
+
+/// A note a provider leaves in a stored [`RequestPayload`]: how it carried out a part of the
+/// request its format says in its own way.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum PayloadNote {
+    /// Native structured output was asked for (the model entry's `native_structured_output`
+    /// and a JSON Schema): whether the schema went out natively or the contract is in the
+    /// prompt only.
+    StructuredOutput {
+        /// How.
+        mode: StructuredOutputMode,
+        /// Why it is prompt-only: the schema keyword the provider's format cannot say.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+}
+
+/// How structured output went out ([`PayloadNote::StructuredOutput`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StructuredOutputMode {
+    /// The schema was sent in the provider's native form.
+    Native,
+    /// Only the prompt states the contract (the schema cannot be said natively).
+    PromptOnly,
 }
 
 impl RequestPayload {
     /// The payload as a JSON object, moving its parts (no copy of the body).
     pub fn into_value(self) -> Value {
-        let mut map = serde_json::Map::with_capacity(4);
+        let mut map = serde_json::Map::with_capacity(5);
         map.insert("provider".into(), Value::String(self.provider));
         map.insert("url".into(), Value::String(self.url));
         map.insert("headers".into(), Value::Object(self.headers));
         map.insert("body".into(), self.body);
+        if !self.notes.is_empty() {
+            map.insert(
+                "notes".into(),
+                serde_json::to_value(self.notes).unwrap_or(Value::Null),
+            );
+        }
         Value::Object(map)
     }
 }

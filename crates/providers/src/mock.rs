@@ -291,6 +291,7 @@ impl Provider for Mock {
             url: self.endpoint(),
             headers: Map::new(),
             body,
+            notes: Vec::new(),
         }
     }
 

@@ -5,6 +5,10 @@
 //! system role. Offered function tools go out as `tools` (the choice left to the model), and
 //! the calls come back from `message.tool_calls` — or, streamed, from the `delta.tool_calls`
 //! pieces, joined by index.
+//!
+//! Azure OpenAI is this provider with an [`Azure`] setting: the same bodies and answers, sent
+//! to `{base_url}/openai/deployments/{deployment}/chat/completions?api-version=…` with the key
+//! in the `api-key` header; the deployment is the request's model.
 
 use super::body::BodyEncoder;
 use super::events::async_stream_events;
@@ -35,11 +39,24 @@ pub struct OpenAiOptions {
     pub merge_system: bool,
 }
 
+/// The API version an Azure provider speaks unless its entry sets `api_version`.
+pub const AZURE_API_VERSION: &str = "2024-10-21";
+
+/// How Azure OpenAI addresses a model: a deployment URL with an `api-version`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Azure {
+    /// The `api-version` query parameter.
+    pub api_version: String,
+    /// The deployment of the model entry the provider serves (its [`Provider::endpoint`]).
+    pub deployment: String,
+}
+
 /// An OpenAI-compatible Chat Completions provider.
 #[derive(Debug, Clone)]
 pub struct OpenAi {
     settings: HttpSettings,
     options: OpenAiOptions,
+    azure: Option<Azure>,
     client: reqwest::Client,
     encoder: Arc<BodyEncoder>,
 }
@@ -51,9 +68,43 @@ impl OpenAi {
         Ok(Self {
             settings,
             options,
+            azure: None,
             client,
             encoder: Arc::default(),
         })
+    }
+
+    /// An Azure OpenAI provider: OpenAI's bodies sent to deployment URLs, the key in
+    /// `api-key`.
+    pub fn azure(
+        settings: HttpSettings,
+        options: OpenAiOptions,
+        azure: Azure,
+    ) -> Result<Self, ProviderError> {
+        Ok(Self {
+            azure: Some(azure),
+            ..Self::new(settings, options)?
+        })
+    }
+
+    /// The URL a request for `model` goes to (`stored`: secret-looking query values
+    /// redacted).
+    fn url(&self, model: &str, stored: bool) -> String {
+        let (path, fixed) = match &self.azure {
+            None => ("chat/completions".to_owned(), Vec::new()),
+            Some(azure) => (
+                format!(
+                    "openai/deployments/{}/chat/completions",
+                    path_segment(model)
+                ),
+                vec![("api-version", azure.api_version.as_str())],
+            ),
+        };
+        if stored {
+            self.settings.stored_url(&path, &fixed)
+        } else {
+            self.settings.url_with(&path, &fixed)
+        }
     }
 
     fn body(&self, request: &ChatRequest, stream: bool) -> Value {
@@ -120,16 +171,16 @@ impl OpenAi {
     async fn post(
         &self,
         body: &Value,
+        model: &str,
         deadline: http::Deadline,
     ) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = http::post_json(
-            &self.client,
-            self.settings.url("chat/completions"),
-            body,
-            &self.encoder,
-        )?;
+        let builder = http::post_json(&self.client, self.url(model, false), body, &self.encoder)?;
+        let mut builder = self.settings.with_headers(builder);
         if let Some(key) = &self.settings.api_key {
-            builder = builder.bearer_auth(key);
+            builder = match self.azure {
+                Some(_) => builder.header("api-key", key),
+                None => builder.bearer_auth(key),
+            };
         }
         http::send(builder, self.settings.timeout, deadline, error_message).await
     }
@@ -137,7 +188,7 @@ impl OpenAi {
     /// Posts a non-streaming `body` and reads the completion (`model`: the model asked for,
     /// used when the answer does not name one).
     async fn complete_body(&self, body: &Value, model: &str) -> Result<Completion, ProviderError> {
-        let response = self.post(body, http::Deadline::Whole).await?;
+        let response = self.post(body, model, http::Deadline::Whole).await?;
         let raw = http::json_body(response, self.settings.timeout).await?;
         completion_of(raw, model)
     }
@@ -269,6 +320,23 @@ fn error_message(body: &str) -> Option<String> {
         .map(|body| body.error.message)
 }
 
+/// `name` as one URL path segment: letters, digits, `-`, `_` and `.` as they are, every other
+/// byte percent-encoded (and the dots of `.` or `..`, which would climb the path).
+pub(crate) fn path_segment(name: &str) -> String {
+    use std::fmt::Write as _;
+    let only_dots = name.bytes().all(|b| b == b'.');
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        let kept = byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.');
+        if kept && !(only_dots && byte == b'.') {
+            out.push(char::from(byte));
+        } else {
+            let _ = write!(out, "%{byte:02X}");
+        }
+    }
+    out
+}
+
 /// OpenAI accepts `^[a-zA-Z0-9_-]{1,64}$` as a schema name.
 fn schema_name(name: &str) -> String {
     let cleaned: String = name
@@ -372,23 +440,28 @@ fn read_chunk(data: &str) -> Result<StreamData, ProviderError> {
 #[async_trait]
 impl Provider for OpenAi {
     fn name(&self) -> &str {
-        "openai"
+        if self.azure.is_some() {
+            "azure"
+        } else {
+            "openai"
+        }
     }
 
     fn payload(&self, request: &ChatRequest, stream: bool) -> RequestPayload {
-        let auth = self
-            .settings
-            .api_key
-            .as_ref()
-            .map(|k| format!("Bearer {k}"));
+        let key = self.settings.api_key.as_deref();
+        let bearer = key.map(|k| format!("Bearer {k}"));
+        let auth = match self.azure {
+            Some(_) => ("api-key", key),
+            None => ("authorization", bearer.as_deref()),
+        };
+        let mut headers = http::stored_headers(&[("content-type", Some("application/json")), auth]);
+        headers.extend(self.settings.stored_extra_headers());
         RequestPayload {
             provider: self.name().to_owned(),
-            url: self.endpoint(),
-            headers: http::stored_headers(&[
-                ("content-type", Some("application/json")),
-                ("authorization", auth.as_deref()),
-            ]),
+            url: self.url(&request.model, true),
+            headers,
             body: self.body(request, stream),
+            notes: Vec::new(),
         }
     }
 
@@ -398,7 +471,8 @@ impl Provider for OpenAi {
     }
 
     fn endpoint(&self) -> String {
-        self.settings.url("chat/completions")
+        let deployment = self.azure.as_ref().map_or("", |a| a.deployment.as_str());
+        self.url(deployment, true)
     }
 
     fn openai_answer(&self, raw: &Value) -> Option<ChatCompletion> {
@@ -414,7 +488,9 @@ impl Provider for OpenAi {
 
     async fn send_stream(&self, body: &Value) -> Result<EventStream, ProviderError> {
         let (body, fallback_model) = streaming(body, true);
-        let response = self.post(&body, http::Deadline::Headers).await?;
+        let response = self
+            .post(&body, &fallback_model, http::Deadline::Headers)
+            .await?;
         let mut events = http::sse(response, self.settings.timeout);
         let stream = async_stream_events(move |tx| async move {
             let mut read = StreamRead::default();
@@ -588,6 +664,7 @@ mod tests {
                 base_url: "http://127.0.0.1:9/v1".into(),
                 api_key: None,
                 timeout: std::time::Duration::from_secs(1),
+                ..HttpSettings::default()
             },
             OpenAiOptions::default(),
         )
@@ -741,6 +818,7 @@ mod tests {
                 base_url: "http://127.0.0.1:9/v1".into(),
                 api_key: None,
                 timeout: std::time::Duration::from_secs(1),
+                ..HttpSettings::default()
             },
             OpenAiOptions {
                 native_structured_output: true,

@@ -4,6 +4,7 @@
 //!
 //! - [`openai`]: OpenAI Chat Completions;
 //! - [`anthropic`]: Anthropic Messages;
+//! - [`gemini`]: Google Gemini `generateContent`;
 //! - [`strings_as`]: a JSON value written with its strings replaced on the fly (the stored
 //!   request leaves its prompt out, the upstream body writes long texts from their escaped form).
 //!
@@ -13,6 +14,7 @@
 //! "any JSON" (a JSON Schema, a tool's arguments object).
 
 pub mod anthropic;
+pub mod gemini;
 pub mod openai;
 pub mod strings_as;
 

@@ -51,6 +51,14 @@ timeout_secs = 2.5
 [providers.claude]
 kind = "anthropic"
 
+[providers.az]
+kind = "azure"
+base_url = "https://res.openai.azure.com"
+api_version = "2024-10-21"
+
+[providers.gem]
+kind = "gemini"
+
 [providers.mock]
 kind = "mock"
 seed = 7
@@ -71,6 +79,9 @@ max_tokens = 100
 escalate_to = "mock"
 escalate_after = 2
 failover = ["mock"]
+headers = {{ "X-Team" = "blue" }}
+query = {{ foo = "bar" }}
+timeout_secs = 5.0
 
 [server]
 bind = "127.0.0.1:9999"

@@ -54,6 +54,17 @@ fn general(path: &[String]) -> String {
     {
         parts[at] = name.to_owned();
     }
+    // A model's own headers and query parameters: `models.<name>.headers.<header>`.
+    let extra = match parts.get(2).map(String::as_str) {
+        Some("headers") if path[0] == "models" => Some("<header>"),
+        Some("query") if path[0] == "models" => Some("<param>"),
+        _ => None,
+    };
+    if let Some(name) = extra
+        && parts.len() > 3
+    {
+        parts[3] = name.to_owned();
+    }
     parts.join(".")
 }
 

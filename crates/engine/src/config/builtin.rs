@@ -2,7 +2,7 @@
 //! it uses the mock: zero config, or a file that names it. Behind a real default model the
 //! mock is no model, so no key can hand it a schema to generate.
 
-use super::{MockSettings, ModelConfig, ProviderConfig, ProviderKind};
+use super::{MockSettings, ModelConfig, ModelHttp, ProviderConfig, ProviderKind};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -32,6 +32,7 @@ pub(super) fn add_mock(
         escalate_to: None,
         escalate_after: None,
         failover: Vec::new(),
+        http: ModelHttp::default(),
     });
     if models.values().any(|m| m.provider == "mock") {
         providers.entry("mock".into()).or_insert(ProviderConfig {
@@ -40,6 +41,7 @@ pub(super) fn add_mock(
             api_key: None,
             api_key_env: None,
             timeout: Duration::from_secs(60),
+            api_version: None,
             mock: MockSettings::default(),
         });
     }

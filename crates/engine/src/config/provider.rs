@@ -1,11 +1,13 @@
 //! [`ProviderConfig`] and [`ModelConfig`]: one `[providers.NAME]` and one `[models.NAME]`
-//! entry, checked — base URL, API key (literal or from the environment), timeout, the mock's
-//! settings; the model's provider, name and options.
+//! entry, checked — base URL, API key (literal or from the environment), timeout, Azure's API
+//! version, the mock's settings; the model's provider, name, options, and its [`ModelHttp`]
+//! (extra headers and query parameters, its own timeout).
 
 use super::Environment;
 use super::raw::{RawModel, RawProvider};
 use bridle_core::ConfigError;
 use bridle_mock::MockSettings;
+use bridle_providers::http::{check_extras, is_secret_name};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -15,11 +17,18 @@ use std::time::Duration;
 pub enum ProviderKind {
     /// OpenAI-compatible Chat Completions.
     Openai,
+    /// Azure OpenAI (Chat Completions at deployment URLs).
+    Azure,
     /// Anthropic Messages.
     Anthropic,
+    /// Google Gemini `generateContent`.
+    Gemini,
     /// The built-in mock LLM (in process).
     Mock,
 }
+
+/// The base URL of the Gemini API, used when a `gemini` entry sets none.
+pub const GEMINI_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
 
 /// A validated provider entry.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +43,8 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     /// Time allowed per call.
     pub timeout: Duration,
+    /// Azure's `api-version` (`azure` entries; others `None`).
+    pub api_version: Option<String>,
     /// Behaviour of a `mock` provider (seed, fault rate, latency, script).
     pub mock: MockSettings,
 }
@@ -59,6 +70,19 @@ pub struct ModelConfig {
     pub escalate_after: Option<u32>,
     /// The model entries that stand in for this one on provider errors, in order.
     pub failover: Vec<String>,
+    /// Extra headers and query parameters, and the model's own timeout.
+    pub http: ModelHttp,
+}
+
+/// What a model entry adds to its provider's HTTP requests.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelHttp {
+    /// Headers sent with every request (checked: bounded, no auth or content-type override).
+    pub headers: Vec<(String, String)>,
+    /// Query parameters added to every request's URL (bounded).
+    pub query: Vec<(String, String)>,
+    /// Time allowed per call, overriding the provider's.
+    pub timeout: Option<Duration>,
 }
 
 /// Checks one provider entry; an error names its key within the entry (`base_url`).
@@ -66,7 +90,8 @@ pub(super) fn provider(p: RawProvider, env: &Environment) -> Result<ProviderConf
     let base_url = match (p.kind, p.base_url) {
         (ProviderKind::Mock, url) => url.unwrap_or_default(),
         (ProviderKind::Anthropic, None) => "https://api.anthropic.com/v1".into(),
-        (ProviderKind::Openai, None) => {
+        (ProviderKind::Gemini, None) => GEMINI_BASE_URL.into(),
+        (ProviderKind::Openai | ProviderKind::Azure, None) => {
             return Err(ConfigError::new("base_url", "base_url is required"));
         }
         (_, Some(url)) => {
@@ -95,13 +120,31 @@ pub(super) fn provider(p: RawProvider, env: &Environment) -> Result<ProviderConf
         })?),
         (None, None) => None,
     };
-    let timeout = p.timeout_secs.unwrap_or(60.0);
-    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
-        return Err(ConfigError::new(
-            "timeout_secs",
-            "timeout_secs must be in (0, 3600]",
-        ));
-    }
+    let timeout = timeout(p.timeout_secs.unwrap_or(60.0))?;
+    let api_version = match (p.kind, p.api_version) {
+        (ProviderKind::Azure, None) => Some(bridle_providers::openai::AZURE_API_VERSION.into()),
+        (ProviderKind::Azure, Some(version)) => {
+            let fits = !version.is_empty()
+                && version.len() <= 40
+                && version
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+            if !fits {
+                return Err(ConfigError::new(
+                    "api_version",
+                    "api_version must be up to 40 letters, digits, '-' and '.' (e.g. \"2024-10-21\")",
+                ));
+            }
+            Some(version)
+        }
+        (_, Some(_)) => {
+            return Err(ConfigError::new(
+                "api_version",
+                "api_version is a setting of kind = \"azure\" only",
+            ));
+        }
+        (_, None) => None,
+    };
     if let Some(key) = p.mock.keys_set().first()
         && p.kind != ProviderKind::Mock
     {
@@ -115,8 +158,51 @@ pub(super) fn provider(p: RawProvider, env: &Environment) -> Result<ProviderConf
         base_url,
         api_key,
         api_key_env: p.api_key_env,
-        timeout: Duration::from_secs_f64(timeout),
+        timeout,
+        api_version,
         mock: p.mock.load()?,
+    })
+}
+
+/// Extra headers or query parameters as written back: secret-looking values redacted.
+fn shown(pairs: &[(String, String)]) -> std::collections::BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(name, value)| {
+            let value = if is_secret_name(name) {
+                bridle_providers::REDACTED
+            } else {
+                value
+            };
+            (name.clone(), value.to_owned())
+        })
+        .collect()
+}
+
+/// A `timeout_secs` value, checked: in (0, 3600].
+fn timeout(seconds: f64) -> Result<Duration, ConfigError> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+        return Err(ConfigError::new(
+            "timeout_secs",
+            "timeout_secs must be in (0, 3600]",
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A model entry's `headers` and `query`, checked, and its `timeout_secs`.
+fn model_http(m: &RawModel) -> Result<ModelHttp, ConfigError> {
+    let pairs = |map: &std::collections::BTreeMap<String, String>| -> Vec<(String, String)> {
+        map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+    };
+    let (headers, query) = (pairs(&m.headers), pairs(&m.query));
+    for (key, list, is_header) in [("headers", &headers, true), ("query", &query, false)] {
+        check_extras(list, is_header).map_err(|e| ConfigError::new(key, format!("{key}: {e}")))?;
+    }
+    Ok(ModelHttp {
+        headers,
+        query,
+        timeout: m.timeout_secs.map(timeout).transpose()?,
     })
 }
 
@@ -141,7 +227,9 @@ pub(super) fn model(
         ));
     }
     super::routes::check_entry(name, &m)?;
+    let http = model_http(&m)?;
     Ok(ModelConfig {
+        http,
         provider: m.provider,
         model: m.model.unwrap_or_else(|| name.to_owned()),
         native_structured_output: m.native_structured_output,
@@ -168,6 +256,7 @@ impl ProviderConfig {
             },
             api_key_env: self.api_key_env.clone(),
             timeout_secs: Some(self.timeout.as_secs_f64()),
+            api_version: self.api_version.clone(),
             mock: if is_mock {
                 self.mock.to_raw()
             } else {
@@ -190,6 +279,9 @@ impl ModelConfig {
             escalate_to: self.escalate_to.clone(),
             escalate_after: self.escalate_after,
             failover: self.failover.clone(),
+            headers: shown(&self.http.headers),
+            query: shown(&self.http.query),
+            timeout_secs: self.http.timeout.map(|t| t.as_secs_f64()),
         }
     }
 }

@@ -136,9 +136,9 @@ impl RawRetry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawProvider {
-    /// `openai`, `anthropic` or `mock`.
+    /// `openai`, `azure`, `anthropic`, `gemini` or `mock`.
     pub kind: ProviderKind,
-    /// The API's base URL (required for `openai`).
+    /// The API's base URL (required for `openai` and `azure`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// The API key itself.
@@ -150,6 +150,9 @@ pub struct RawProvider {
     /// Time allowed per call, in seconds (default 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<f64>,
+    /// Azure OpenAI's `api-version` (`kind = "azure"` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
     /// The mock's keys (`kind = "mock"` only).
     #[serde(flatten)]
     pub mock: RawMockSettings,
@@ -186,4 +189,13 @@ pub struct RawModel {
     /// The models that stand in for this one, in order, when its provider fails (at most 8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failover: Vec<String>,
+    /// Headers sent with every request of this model.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+    /// Query parameters added to every request of this model.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub query: BTreeMap<String, String>,
+    /// Time allowed per call, in seconds (default: the provider's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<f64>,
 }

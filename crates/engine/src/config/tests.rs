@@ -340,3 +340,106 @@ fn passwords_leave_urls_and_nothing_else_does() {
         assert_eq!(redact_password(url), shown);
     }
 }
+
+#[test]
+fn azure_and_gemini_entries_take_their_defaults() {
+    let text = "[providers.az]\nkind = \"azure\"\nbase_url = \"https://r.openai.azure.com\"\n\
+                [providers.gem]\nkind = \"gemini\"\napi_key = \"AIza\"\n\
+                [models.a]\nprovider = \"az\"\nmodel = \"my-deployment\"\n\
+                [models.g]\nprovider = \"gem\"\nmodel = \"gemini-2.5-flash\"\n";
+    let c = Config::from_toml(text, &env(&[])).unwrap();
+    assert_eq!(c.providers["az"].kind, ProviderKind::Azure);
+    assert_eq!(
+        c.providers["az"].api_version.as_deref(),
+        Some(bridle_providers::openai::AZURE_API_VERSION)
+    );
+    assert_eq!(c.providers["gem"].base_url, GEMINI_BASE_URL);
+    assert_eq!(c.providers["gem"].api_version, None);
+    let set = "[providers.az]\nkind = \"azure\"\nbase_url = \"https://r\"\napi_version = \"2025-01-01-preview\"\n";
+    let c = Config::from_toml(set, &env(&[])).unwrap();
+    assert_eq!(
+        c.providers["az"].api_version.as_deref(),
+        Some("2025-01-01-preview")
+    );
+    for (bad, key) in [
+        (
+            "[providers.az]\nkind = \"azure\"\n",
+            "providers.az.base_url",
+        ),
+        (
+            "[providers.az]\nkind = \"azure\"\nbase_url = \"https://r\"\napi_version = \"a&b=c\"\n",
+            "providers.az.api_version",
+        ),
+        (
+            "[providers.gem]\nkind = \"gemini\"\napi_version = \"1\"\n",
+            "providers.gem.api_version",
+        ),
+    ] {
+        let error = Config::from_toml(bad, &env(&[])).unwrap_err();
+        assert!(error.to_string().contains(key), "{bad}: {error}");
+    }
+}
+
+#[test]
+fn a_model_s_headers_query_and_timeout_are_checked_and_kept() {
+    let text = "[providers.up]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+                timeout_secs = 30\n\
+                [models.gpt]\nprovider = \"up\"\ntimeout_secs = 5\n\
+                headers = { \"X-Team\" = \"blue\" }\nquery = { foo = \"bar\" }\n\
+                [models.plain]\nprovider = \"up\"\n";
+    let c = Config::from_toml(text, &env(&[])).unwrap();
+    let http = &c.models["gpt"].http;
+    assert_eq!(http.headers, [("X-Team".to_owned(), "blue".to_owned())]);
+    assert_eq!(http.query, [("foo".to_owned(), "bar".to_owned())]);
+    assert_eq!(http.timeout, Some(Duration::from_secs(5)));
+    assert_eq!(c.models["plain"].http, ModelHttp::default());
+    // Written back, the keys load to the same entry; a secret-looking header is redacted.
+    let again = c.to_raw().load(&env(&[])).unwrap();
+    assert_eq!(&again.models["gpt"].http, http);
+    let secret = text.replace("\"X-Team\" = \"blue\"", "\"X-Team-Token\" = \"t0k\"");
+    let raw = Config::from_toml(&secret, &env(&[])).unwrap().to_raw();
+    assert_eq!(raw.models["gpt"].headers["X-Team-Token"], REDACTED);
+
+    let model = |line: &str| {
+        format!(
+            "[providers.up]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+             [models.gpt]\nprovider = \"up\"\n{line}\n"
+        )
+    };
+    for (line, key, says) in [
+        (
+            "headers = { Authorization = \"Bearer x\" }",
+            "models.gpt.headers",
+            "cannot be overridden",
+        ),
+        (
+            "headers = { \"Content-Type\" = \"text/plain\" }",
+            "models.gpt.headers",
+            "cannot be overridden",
+        ),
+        (
+            "headers = { \"bad name\" = \"x\" }",
+            "models.gpt.headers",
+            "not a valid",
+        ),
+        ("timeout_secs = 0", "models.gpt.timeout_secs", "(0, 3600]"),
+    ] {
+        let error = Config::from_toml(&model(line), &env(&[])).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains(key) && text.contains(says), "{line}: {text}");
+    }
+    let many: Vec<String> = (0..=32).map(|i| format!("p{i} = \"v\"")).collect();
+    let error = Config::from_toml(
+        &model(&format!("query = {{ {} }}", many.join(", "))),
+        &env(&[]),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("at most 32"), "{error}");
+    let long = "v".repeat(3000);
+    let error = Config::from_toml(
+        &model(&format!("query = {{ foo = \"{long}\" }}")),
+        &env(&[]),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("models.gpt.query"), "{error}");
+}

@@ -1,5 +1,5 @@
 //! Engine integration tests: the turn loop on real SQLite and PostgreSQL stores against the mock
-//! LLM — in process, and over real HTTP on loopback with the OpenAI and Anthropic providers —
+//! LLM — in process, and over real HTTP on loopback with the OpenAI, Azure, Anthropic and Gemini providers —
 //! policies and oversize replies. (The store's and the providers' own tests live in their crates.)
 
 #![allow(clippy::unwrap_used)]
@@ -22,6 +22,7 @@ macro_rules! on_both_backends {
     )*};
 }
 
+mod azure_gemini;
 mod context;
 mod escalate;
 mod http_turn;

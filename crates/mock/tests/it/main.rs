@@ -1,5 +1,5 @@
-//! Integration tests of `bridle-mock` over real HTTP on loopback: the OpenAI and Anthropic
-//! front ends (plain and streamed, forced tools), faults and their fixes through Bridle's own
+//! Integration tests of `bridle-mock` over real HTTP on loopback: the OpenAI (and Azure),
+//! Anthropic and Gemini front ends (plain and streamed, forced tools), faults and their fixes through Bridle's own
 //! feedback, scripts, the API key, malformed requests and the request log; streams paced,
 //! re-cut and scripted, and how their delivery is logged; tools called as clients ask (forced,
 //! scripted) and answered after their results.
@@ -8,6 +8,7 @@
 
 mod anthropic;
 mod faults;
+mod gemini;
 mod openai;
 mod server;
 mod stream;
