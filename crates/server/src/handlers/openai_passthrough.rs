@@ -70,7 +70,7 @@ fn answer(provider: &dyn Provider, completion: Completion, name: String) -> Chat
         answer.model = name;
         return answer;
     }
-    let finish = FinishReason::from(openai_finish(completion.finish_reason.as_deref()));
+    let finish = FinishReason::from(finish_of(&completion));
     let text = (!completion.content.is_empty() || completion.tool_calls.is_empty())
         .then_some(completion.content);
     let message = assistant_message(text, &completion.tool_calls);
@@ -83,11 +83,20 @@ fn answer(provider: &dyn Provider, completion: Completion, name: String) -> Chat
     )
 }
 
+/// Why a completion stopped, in OpenAI's words: `tool_calls` whenever it calls tools (Gemini
+/// says `STOP` then), else [`openai_finish`].
+pub(super) fn finish_of(completion: &Completion) -> &str {
+    match openai_finish(completion.finish_reason.as_deref()) {
+        "stop" if !completion.tool_calls.is_empty() => "tool_calls",
+        other => other,
+    }
+}
+
 /// A provider's finish reason in OpenAI's words: Anthropic's `end_turn` and `stop_sequence`
 /// are `stop`, `max_tokens` is `length`, `tool_use` is `tool_calls`, `refusal` is
 /// `content_filter`; Gemini's `STOP`, `MAX_TOKENS` and `SAFETY` likewise. Others as they came
 /// (none: `stop`).
-pub(super) fn openai_finish(reason: Option<&str>) -> &str {
+fn openai_finish(reason: Option<&str>) -> &str {
     match reason {
         None | Some("end_turn" | "stop_sequence" | "STOP" | "pause_turn") => "stop",
         Some("max_tokens" | "MAX_TOKENS") => "length",

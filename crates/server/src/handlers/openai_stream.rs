@@ -12,7 +12,7 @@
 //!
 //! With `stream_options.include_usage`, a last chunk with empty `choices` carries `usage`.
 
-use super::openai_passthrough::openai_finish;
+use super::openai_passthrough::finish_of;
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -217,7 +217,7 @@ pub fn relay(chunks: Chunks, events: EventStream, lease: Option<crate::limits::L
                 Some((frame, Some((chunks, events, lease))))
             }
             Some(Ok(StreamEvent::Done(completion))) => {
-                let finish = openai_finish(completion.finish_reason.as_deref());
+                let finish = finish_of(&completion);
                 Some((chunks.end(finish, completion.usage, None), None))
             }
             Some(Err(error)) => {

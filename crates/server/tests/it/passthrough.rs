@@ -12,8 +12,8 @@ use bridle_server::{AppState, Keys, Role, ServerSettings, app};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
-/// The gateway with two models in front of one mock: `gpt` (OpenAI wire format) and
-/// `claude` (Anthropic's).
+/// The gateway with four models in front of one mock: `gpt` (OpenAI wire format), `claude`
+/// (Anthropic's), `gemini` (Gemini's) and `azure` (an Azure OpenAI deployment).
 struct Gateway {
     base: String,
     mock: MockServer,
@@ -31,8 +31,12 @@ impl Gateway {
             "default_model = \"gpt\"\n[retry]\ndelay_ms = 0\n\
              [providers.oa]\nkind = \"openai\"\nbase_url = \"{url}/v1\"\n\
              [providers.an]\nkind = \"anthropic\"\nbase_url = \"{url}/v1\"\n\
+             [providers.ge]\nkind = \"gemini\"\nbase_url = \"{url}/v1beta\"\n\
+             [providers.az]\nkind = \"azure\"\nbase_url = \"{url}\"\n\
              [models.gpt]\nprovider = \"oa\"\nmodel = \"upstream-gpt\"\n\
-             [models.claude]\nprovider = \"an\"\nmodel = \"upstream-claude\"\n",
+             [models.claude]\nprovider = \"an\"\nmodel = \"upstream-claude\"\n\
+             [models.gemini]\nprovider = \"ge\"\nmodel = \"upstream-gemini\"\n\
+             [models.azure]\nprovider = \"az\"\nmodel = \"upstream-deployment\"\n",
             url = mock.url()
         );
         let engine = Engine::with_store(
@@ -338,16 +342,17 @@ async fn tool_round_trip(gateway: &Gateway, model: &str) {
 }
 
 #[tokio::test]
-async fn a_tool_round_trip_works_through_either_upstream_format() {
+async fn a_tool_round_trip_works_through_every_upstream_format() {
     let gateway = Gateway::start().await;
-    tool_round_trip(&gateway, "gpt").await;
-    tool_round_trip(&gateway, "claude").await;
+    for model in ["gpt", "claude", "gemini", "azure"] {
+        tool_round_trip(&gateway, model).await;
+    }
 }
 
 #[tokio::test]
 async fn a_streamed_tool_call_is_relayed_as_tool_call_deltas() {
     let gateway = Gateway::start().await;
-    for model in ["gpt", "claude"] {
+    for model in ["gpt", "claude", "gemini", "azure"] {
         let chunks = gateway
             .stream(&json!({
                 "model": model,
