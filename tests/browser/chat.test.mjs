@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, USER_KEY, newPage, signIn, withBridle } from './harness.mjs';
+import { ADMIN_KEY, ROOT, USER_KEY, newPage, signIn, withBridle } from './harness.mjs';
 import * as fx from './fixtures.mjs';
 
 const SHOTS = process.env.BRIDLE_SCREENSHOTS === '1';
@@ -130,12 +130,12 @@ test('a selfhelp reply shows all 7 block types, the styles, every form field typ
     assert.match(await bubble.locator('.meta').innerText(), /^1 attempt/);
     await bubble.locator('h3.block-heading').scrollIntoViewIfNeeded();
     await shot(page, 'selfhelp');
-    // A suggestion chip sends its text.
+    // A suggestion chip sends its value when it has one (spec 01), else its text.
     const chipsGroup = bubble.locator('.chips[aria-label="Suggestions"]');
-    assert.deepEqual(await chipsGroup.locator('button').allInnerTexts(), ['Tell me more about sleep', 'Skip the questions']);
-    await chipsGroup.locator('button', { hasText: 'Tell me more about sleep' }).click();
+    assert.deepEqual(await chipsGroup.locator('button').allInnerTexts(), ['Tell me more about sleep', 'All of them']);
+    await chipsGroup.locator('button', { hasText: 'All of them' }).click();
     await reply_n(page, 2);
-    assert.equal(await page.locator('.msg.user').last().innerText(), 'Tell me more about sleep');
+    assert.equal(await page.locator('.msg.user').last().innerText(), 'Tell me about all of them');
     assert.match(await page.locator('.msg.assistant').nth(1).innerText(), /Thanks, noted\./);
     assert.deepEqual(page.problems, []);
   });
@@ -241,8 +241,38 @@ test('question cards: options, the recommended one, multi-select up to max_selec
     await reply_n(page, 2);
     assert.equal(
       await page.locator('.msg.user').last().innerText(),
-      "Which notification channels should we enable?: Email, Slack\nAnd which time zone should the daily summary use?: The user's local time; but UTC on servers",
+      "Which notification channels should we enable? — Email; Slack\nAnd which time zone should the daily summary use? — The user's local time. but UTC on servers",
     );
+    // The answers went by id, and the model read the same text.
+    const sent = (await bridle.mock.requests()).at(-1).body.messages.at(-1).content;
+    assert.equal(sent, await page.locator('.msg.user').last().innerText());
+    assert.equal(await first.getAttribute('data-answered'), 'true');
+    assert.equal(await first.locator('.option.chosen').count(), 2);
+    assert.deepEqual(page.problems, []);
+  });
+});
+
+test('a lone single-choice card is answered with one click, by its ids', async () => {
+  const card = 'Who will use the app?\n\n(A) Only me\n(B) My family (recommended)';
+  await withBridle({ script: turns(reply(card), reply('Good, a family app then.')) }, async ({ bridle, browser }) => {
+    const page = await openChat(browser, bridle, { contract: 'question-cards', mode: 'discovery' });
+    const bubble = await say(page, 'I want an app for my flat');
+    const fieldset = bubble.locator('fieldset.card');
+    await fieldset.locator('.option', { hasText: 'My family' }).click();
+    await reply_n(page, 2);
+    assert.equal(await page.locator('.msg.user').last().innerText(), 'Who will use the app? — My family');
+    assert.equal(await fieldset.getAttribute('data-answered'), 'true');
+    assert.equal(await fieldset.locator('.option.chosen .label').innerText(), 'My family');
+    assert.ok(await fieldset.locator('input').first().isDisabled(), 'an answered card takes no second answer');
+    // The server got the ids: the admin view of the message has them.
+    const list = await fetch(`${bridle.url}/v1/conversations`, { headers: { Authorization: `Bearer ${USER_KEY}` } }).then((r) => r.json());
+    const id = list.items[0].id;
+    const answer = await fetch(`${bridle.url}/admin/v1/conversations/${id}`, { headers: { Authorization: `Bearer ${ADMIN_KEY}` } })
+      .then((r) => r.json())
+      .then((body) => body.messages.filter((m) => m.role === 'user').at(-1).answer);
+    assert.equal(answer.length, 1);
+    assert.deepEqual(answer[0].option_ids, ['opt_2']);
+    assert.match(answer[0].question_id, /^q_[0-9a-f]{16}$/);
     assert.deepEqual(page.problems, []);
   });
 });

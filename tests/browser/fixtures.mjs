@@ -45,7 +45,7 @@ export const ALL_KINDS = selfhelp(
       { type: 'video', url: 'https://media.example.org/breathing.mp4', alt: 'Breathing exercise video', caption: 'Video: breathing' },
       { type: 'audio', url: 'https://media.example.org/rain.mp3', alt: 'Rain sounds', caption: 'Audio: rain' },
     ],
-    suggestions: [{ text: 'Tell me more about sleep' }, { text: 'Skip the questions' }],
+    suggestions: [{ text: 'Tell me more about sleep' }, { text: 'All of them', value: 'Tell me about all of them' }],
   },
   { progress: { percentage: 40, current_topic: 'sleep_habits', topics_covered: ['introduction'], topics_remaining: ['routine', 'relaxation'] } },
 );

@@ -154,16 +154,17 @@ async function openConversation(conversation) {
   ui.input.focus();
 }
 
-// Sends `content` as the next message of the open conversation; false when it cannot be sent
+// Sends `content` as the next message of the open conversation — or, with `answer` (card
+// answers by id), that answer, `content` being its readable text; false when it cannot be sent
 // now (so forms and cards stay answerable).
-function send(content) {
+function send(content, answer = null) {
   const text = String(content ?? '').trim();
   if (!text || !state.current || state.busy || state.blocked || state.loading) return false;
-  runTurn(state.current, text);
+  runTurn(state.current, text, answer);
   return true;
 }
 
-async function runTurn(conversation, content) {
+async function runTurn(conversation, content, answer) {
   state.busy = true;
   setComposer();
   ui.messages.appendChild(userBubble(content));
@@ -173,7 +174,7 @@ async function runTurn(conversation, content) {
   const observer = new MutationObserver(scrollToEnd);
   observer.observe(bubble.node, { childList: true, subtree: true });
   try {
-    const { decision } = await streamTurn(state.api, conversation.id, content, bubble, { send });
+    const { decision } = await streamTurn(state.api, conversation.id, content, bubble, { send, answer });
     if (decision?.blocked) setBlocked(decision.crisis_resources ?? null);
   } catch (error) {
     bubble.node.remove();

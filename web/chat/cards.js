@@ -2,10 +2,13 @@
 // one marked), single choice or several up to max_selections, and a free-text answer.
 //
 // Exports:
-//   renderCards(cards, {onSubmit, interactive})  one <form> for a message's cards; the answer
-//       of each card is its chosen labels (", "), then its free text; one card sends its
-//       answer alone, several send "Question: answer" lines. A card with neither a choice nor
-//       text shows an error instead of sending.
+//   renderCards(cards, {onSubmit, interactive})  one <form> for a message's cards;
+//       onSubmit(text, answers): the readable text ("Question — chosen labels. free text",
+//       a line per card, as the server writes it) and the answers by id
+//       ([{question_id, option_ids, text?}], null when a card has no question_id) that the API
+//       takes. A lone single-choice card is answered with one click on an option; otherwise
+//       pick, then press the button. A card with neither a choice nor text shows an error
+//       instead of sending. Once sent, the cards show as answered, the chosen options marked.
 
 import { el } from '../shared/dom.js';
 
@@ -68,11 +71,31 @@ function cardNode(card) {
   );
   return {
     node,
+    inputs,
+    multi,
     question: card.question_text ?? '',
+    /** The answer by id, as the API takes it; null without a question id. */
+    ids() {
+      if (!card.question_id) return null;
+      const own = freeText?.value.trim() ?? '';
+      const answer = {
+        question_id: card.question_id,
+        option_ids: inputs.filter((x) => x.input.checked).map((x) => x.input.value),
+      };
+      if (own) answer.text = own;
+      return answer;
+    },
+    /** Marks the card answered: its chosen options stand out. */
+    answered() {
+      node.classList.add('answered');
+      node.dataset.answered = 'true';
+      for (const x of inputs) if (x.input.checked) x.input.closest('label').classList.add('chosen');
+    },
+    /** The chosen labels ("; "), then the free text (". "): as the server writes an answer. */
     answer() {
       const chosen = inputs.filter((x) => x.input.checked).map((x) => x.option.label ?? '');
       const own = freeText?.value.trim() ?? '';
-      return [chosen.join(', '), own].filter(Boolean).join('; ');
+      return [chosen.join('; '), own].filter(Boolean).join('. ');
     },
     show(message) {
       error.textContent = message || '';
@@ -99,6 +122,14 @@ export function renderCards(cards, { onSubmit, interactive = true } = {}) {
     for (const c of node.querySelectorAll('input, button')) c.disabled = true;
   };
   if (!interactive) disable();
+  // One click answers a lone single-choice card.
+  if (built.length === 1 && !built[0].multi) {
+    for (const x of built[0].inputs) {
+      x.input.addEventListener('change', () => {
+        if (x.input.checked) node.requestSubmit();
+      });
+    }
+  }
   node.addEventListener('submit', (event) => {
     event.preventDefault();
     let firstBad = null;
@@ -111,10 +142,14 @@ export function renderCards(cards, { onSubmit, interactive = true } = {}) {
       firstBad.focus();
       return;
     }
-    const text = built.length === 1 ? built[0].answer() : built.map((b) => `${b.question}: ${b.answer()}`).join('\n');
-    if (onSubmit?.(text) !== false) {
+    // The text the server stores and the model reads for answers by id: "Question — answer".
+    const text = built.map((b) => `${b.question} — ${b.answer()}`).join('\n');
+    const ids = built.map((b) => b.ids());
+    const answers = ids.every(Boolean) ? ids : null;
+    if (onSubmit?.(text, answers) !== false) {
       disable();
-      status.textContent = 'Answer sent.';
+      for (const b of built) b.answered();
+      status.textContent = 'Answered.';
     }
   });
   return node;

@@ -26,7 +26,10 @@ export function pickSuggestion(item, text, send) {
       return;
     }
   }
-  send(text);
+  // A chip's value, when it has one, is what it means ("All of them" sends "Tell me about all
+  // of them"); its text is only its label.
+  const value = item && typeof item === 'object' && typeof item.value === 'string' ? item.value.trim() : '';
+  send(value && (!action || action === 'send_message') ? value : text);
 }
 
 function selfhelp(value, ctx) {

@@ -41,7 +41,7 @@ export function assistantBubble() {
   return { node, body, notes, meta };
 }
 
-export async function streamTurn(api, conversationId, content, bubble, { send, onSafety } = {}) {
+export async function streamTurn(api, conversationId, content, bubble, { send, onSafety, answer = null } = {}) {
   let attempt = 0;
   let text = '';
   let partial = null;
@@ -137,7 +137,9 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
     },
   };
 
-  await api.stream(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`, { content }, ({ event, data }) => {
+  // Card answers go by id (the server checks them against the cards it sent); anything else as text.
+  const body = answer ? { answer } : { content };
+  await api.stream(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`, body, ({ event, data }) => {
     handlers[event]?.(data);
   });
 

@@ -123,6 +123,7 @@ mod tests {
             interrupted: None,
             route: None,
             context: None,
+            answer: None,
         }
     }
 

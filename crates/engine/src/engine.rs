@@ -1,6 +1,7 @@
 //! [`Engine`]: the façade the server and the CLI use — configuration, contracts, the store and
 //! one provider per model, and the operations on conversations (start one, send a message).
 
+use crate::answer::{self, Answers};
 use crate::chat_call::ChatCall;
 use crate::config::{Config, ModelConfig, ProviderKind};
 use crate::events::{EventSink, TurnEvent};
@@ -64,6 +65,10 @@ pub enum EngineError {
     /// The `[safety]` settings are unusable.
     #[error(transparent)]
     Safety(#[from] SafetyConfigError),
+    /// A card answer does not fit the cards of the last reply (an unknown question or option,
+    /// too many options, nothing chosen or written).
+    #[error("the answer does not fit the question cards: {0}")]
+    BadAnswer(String),
     /// The call asks what the model's provider cannot honour
     /// ([`ProviderError::Unsupported`], naming the field); nothing was sent or stored.
     #[error(transparent)]
@@ -238,7 +243,7 @@ impl Engine {
         let turn = UserTurn {
             content: message,
             model,
-            context: None,
+            ..UserTurn::default()
         };
         self.send_to(id, &turn, None).await
     }
@@ -270,7 +275,7 @@ impl Engine {
         let turn = UserTurn {
             content: message,
             model,
-            context: None,
+            ..UserTurn::default()
         };
         self.send_message_streaming(id, &turn, sink).await
     }
@@ -311,6 +316,15 @@ impl Engine {
         let merged = turn_context::merged(&conversation.context, turn.context);
         let read = TurnContext::read(&merged)?;
         let stored = turn_context::stored(&merged, turn.context);
+        // A card answer is checked against the cards of the last reply and sent as its text.
+        let answered = match turn.answer {
+            Some(answers) => Some(self.answer_text(&conversation.id, answers).await?),
+            None => None,
+        };
+        let message = answered.as_deref().unwrap_or(message);
+        let answer_record = turn
+            .answer
+            .map(|answers| serde_json::to_value(answers.as_slice()).unwrap_or(Value::Null));
         contract
             .user_prompt(message, &conversation.state, &conversation.id, 1)
             .map_err(|e| EngineError::BadMessage(e.to_string()))?;
@@ -326,6 +340,7 @@ impl Engine {
             context: &read.facts,
             app_state: read.app_state.as_ref(),
             turn_context: Some(&stored),
+            answer: answer_record.as_ref(),
             user_message: message,
             given_messages: None,
             passthrough: None,
@@ -333,6 +348,20 @@ impl Engine {
             events,
         };
         self.run(input).await
+    }
+
+    /// The text of `answers` to the cards of conversation `id`'s last reply (the last one the
+    /// user saw: validated or a fallback), checked against those cards.
+    async fn answer_text(&self, id: &str, answers: &Answers) -> Result<String, EngineError> {
+        let messages = self.store.messages(id, store::View::User).await?;
+        let shown = messages
+            .iter()
+            .rev()
+            .find(|m| m.data.role == store::MessageRole::Assistant)
+            .and_then(|m| m.data.value.as_ref())
+            .map(answer::shown_cards)
+            .unwrap_or_default();
+        answer::read_answers(answers.as_slice(), &shown, answer::MAX_TEXT_CHARS)
     }
 
     /// Runs a turn, then applies the safety policy to its final message.
@@ -423,6 +452,7 @@ impl Engine {
             context: &read.facts,
             app_state: read.app_state.as_ref(),
             turn_context: Some(&context),
+            answer: None,
             user_message: &user_message,
             given_messages: Some(call.messages),
             passthrough: Some(call.passthrough),

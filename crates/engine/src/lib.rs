@@ -6,6 +6,7 @@
 //! they are re-exported here as [`store`] and [`providers`] so an application needs only this
 //! crate.
 
+pub mod answer;
 mod bounded;
 mod chat_call;
 pub mod config;

@@ -24,6 +24,9 @@ pub struct UserTurn<'a> {
     pub model: Option<&'a str>,
     /// This turn's context: string facts (`page`, `mode`, …), `prompt`, `app_state`.
     pub context: Option<&'a Map<String, Value>>,
+    /// The message answers the last reply's question cards (then `content` is not used: the
+    /// answers' readable text is sent and stored).
+    pub answer: Option<&'a crate::answer::Answers>,
 }
 
 /// The context of one turn, read.

@@ -346,7 +346,9 @@ impl From<EngineError> for ApiError {
             EngineError::UnknownModel { .. }
             | EngineError::BadContext(_)
             | EngineError::BadMessage(_) => Self::BadRequest(error.to_string()),
-            EngineError::Blocked(_) => Self::Unprocessable(error.to_string()),
+            EngineError::Blocked(_) | EngineError::BadAnswer(_) => {
+                Self::Unprocessable(error.to_string())
+            }
             EngineError::Turn(TurnError::Store(e)) | EngineError::Store(e) => Self::from(e),
             EngineError::Turn(TurnError::Provider {
                 error: ProviderError::Unsupported { message, field },

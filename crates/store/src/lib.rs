@@ -306,6 +306,10 @@ pub struct NewMessage {
     /// from. `None` for attempts, and for messages stored before contexts were kept per message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<Value>,
+    /// A user message that answers question cards: the answers by id
+    /// (`[{question_id, option_ids, text}]`); its `content` is their readable text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Value>,
 }
 
 /// Why an attempt went to a model other than the turn's own.

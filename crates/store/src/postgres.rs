@@ -63,8 +63,8 @@ const MIGRATIONS: &[Embedded] = &[
     },
     Embedded {
         version: 7,
-        name: "message_context",
-        sql: include_str!("../migrations/postgres/0007_message_context.sql"),
+        name: "message_turn",
+        sql: include_str!("../migrations/postgres/0007_message_turn.sql"),
     },
 ];
 
@@ -530,9 +530,10 @@ fn insert_message(
          INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
          is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
          violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-         interrupted, route, created_at, context) \
+         interrupted, route, created_at, context, answer) \
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
-         $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24::jsonb) \
+         $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24::jsonb, \
+         $25::jsonb) \
          RETURNING id, conversation_id, created_at) \
          UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
          FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
@@ -561,6 +562,7 @@ fn insert_message(
     .bind(message.route.map(Route::as_str))
     .bind(now_ms())
     .bind(encoded.context)
+    .bind(encoded.answer)
 }
 
 #[cfg(test)]

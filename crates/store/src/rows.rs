@@ -155,7 +155,7 @@ macro_rules! select_messages {
             "is_fallback, attempt, contract, contract_version, ",
             $payloads,
             ", violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
-            "interrupted, route, context, created_at, payload_purged_at"
+            "interrupted, route, context, answer, created_at, payload_purged_at"
         )
     };
     (prompts $tail:literal) => {
@@ -243,6 +243,7 @@ pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
             })
             .transpose()?,
         context: row.opt_json(field("context"))?,
+        answer: row.opt_json(field("answer"))?,
     };
     Ok(Message {
         id,
@@ -284,6 +285,8 @@ pub(super) struct EncodedMessage {
     pub value: Option<String>,
     /// `context` as JSON text.
     pub context: Option<String>,
+    /// `answer` as JSON text.
+    pub answer: Option<String>,
     /// `request_payload` as JSON text.
     pub request_payload: Option<String>,
     /// `raw_response` as JSON text.
@@ -319,6 +322,7 @@ impl EncodedMessage {
         Ok(Self {
             value: message.value.as_ref().map(to_json).transpose()?,
             context: message.context.as_ref().map(to_json).transpose()?,
+            answer: message.answer.as_ref().map(to_json).transpose()?,
             request_payload,
             raw_response: message.raw_response.as_ref().map(to_json).transpose()?,
             violations: to_json(&message.violations)?,
@@ -380,6 +384,7 @@ mod tests {
             interrupted: None,
             route: None,
             context: None,
+            answer: None,
         }
     }
 

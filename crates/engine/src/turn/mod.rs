@@ -81,6 +81,8 @@ pub struct TurnInput<'a> {
     pub app_state: Option<&'a Value>,
     /// The turn's context as the user's message stores it (`None`: not stored).
     pub turn_context: Option<&'a Value>,
+    /// The card answers the user's message is, by id, as it stores them.
+    pub answer: Option<&'a Value>,
     /// The user's message.
     pub user_message: &'a str,
     /// A chat the client sent whole (the OpenAI-compatible endpoint): its system messages

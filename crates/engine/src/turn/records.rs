@@ -107,6 +107,7 @@ fn blank_record(input: &TurnInput<'_>, turn_id: &str, role: MessageRole) -> NewM
         interrupted: None,
         route: None,
         context: None,
+        answer: None,
     }
 }
 
@@ -115,6 +116,7 @@ pub(super) fn user_record(input: &TurnInput<'_>, turn_id: &str) -> NewMessage {
         content: input.user_message.to_owned(),
         is_validated: true,
         context: input.turn_context.cloned(),
+        answer: input.answer.cloned(),
         ..blank_record(input, turn_id, MessageRole::User)
     }
 }

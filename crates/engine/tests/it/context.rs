@@ -5,8 +5,9 @@
 //! stores the context it ran under; a question-card thread moves from discovery to a normal
 //! reply in one conversation.
 
+use bridle_engine::answer::{Answers, CardAnswer};
 use bridle_engine::store::{Message, MessageRole, Store, View};
-use bridle_engine::{Config, Engine, UserTurn};
+use bridle_engine::{Config, Engine, EngineError, UserTurn};
 use bridle_mock::{MockConfig, MockServer, Script};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 on_both_backends! {
     a_table_chat_moves_between_pages: sqlite_a_table_chat_moves_between_pages, postgres_a_table_chat_moves_between_pages;
     a_card_thread_changes_mode: sqlite_a_card_thread_changes_mode, postgres_a_card_thread_changes_mode;
+    a_card_is_answered_by_its_ids: sqlite_a_card_is_answered_by_its_ids, postgres_a_card_is_answered_by_its_ids;
 }
 
 fn engine(store: Arc<dyn Store>, server: &MockServer) -> Engine {
@@ -95,6 +97,7 @@ async fn a_table_chat_moves_between_pages(store: Arc<dyn Store>) {
         content: "Add Contoso",
         model: None,
         context: Some(&table),
+        answer: None,
     };
     let first = engine.send_message(&conversation.id, &turn).await.unwrap();
     assert_eq!(first.attempts, 1, "a data proposal is valid on table_view");
@@ -115,6 +118,7 @@ async fn a_table_chat_moves_between_pages(store: Arc<dyn Store>) {
         content: "Back to my tables",
         model: None,
         context: Some(&list),
+        answer: None,
     };
     let second = engine.send_message(&conversation.id, &turn).await.unwrap();
     assert_eq!(
@@ -171,6 +175,7 @@ async fn a_card_thread_changes_mode(store: Arc<dyn Store>) {
         content: "Just tell me what to build",
         model: None,
         context: Some(&normal),
+        answer: None,
     };
     let second = engine.send_message(&conversation.id, &turn).await.unwrap();
     let cards = second.value["question_cards"].as_array();
@@ -182,4 +187,65 @@ async fn a_card_thread_changes_mode(store: Arc<dyn Store>) {
     let users = user_messages(store.as_ref(), &conversation.id).await;
     assert_eq!(users[0].data.context, Some(json!({"mode": "discovery"})));
     assert_eq!(users[1].data.context, Some(json!({"mode": "normal"})));
+}
+
+async fn a_card_is_answered_by_its_ids(store: Arc<dyn Store>) {
+    let server = MockServer::start(MockConfig::default()).await.unwrap();
+    let engine = engine(Arc::clone(&store), &server);
+    let conversation = engine
+        .start_conversation("ada", "question-cards", json!({"mode": "discovery"}))
+        .await
+        .unwrap();
+    let first = engine
+        .send(&conversation.id, "I want an app for my flat", None)
+        .await
+        .unwrap();
+    let card = &first.value["question_cards"][0];
+    let question_id = card["question_id"].as_str().unwrap().to_owned();
+    let option = &card["options"][0];
+
+    // An answer the card did not ask for is refused, and nothing is stored or sent.
+    let wrong = Answers::One(CardAnswer {
+        question_id: question_id.clone(),
+        option_ids: vec!["opt_99".into()],
+        text: None,
+    });
+    let turn = UserTurn {
+        answer: Some(&wrong),
+        ..UserTurn::default()
+    };
+    let refused = engine.send_message(&conversation.id, &turn).await;
+    assert!(
+        matches!(refused, Err(EngineError::BadAnswer(_))),
+        "{refused:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
+
+    let answer = Answers::One(CardAnswer {
+        question_id: question_id.clone(),
+        option_ids: vec![option["id"].as_str().unwrap().to_owned()],
+        text: Some("and my cat".into()),
+    });
+    let turn = UserTurn {
+        answer: Some(&answer),
+        ..UserTurn::default()
+    };
+    engine.send_message(&conversation.id, &turn).await.unwrap();
+    // The model reads the question and the chosen label; the message keeps the ids.
+    let expected = format!(
+        "{} — {}. and my cat",
+        card["question_text"].as_str().unwrap(),
+        option["label"].as_str().unwrap()
+    );
+    let sent = &server.requests()[1].body["messages"];
+    let last = sent.as_array().unwrap().last().unwrap();
+    assert_eq!(last["content"], expected.as_str());
+    let users = user_messages(store.as_ref(), &conversation.id).await;
+    assert_eq!(users[1].data.content, expected);
+    assert_eq!(
+        users[1].data.answer,
+        Some(
+            json!([{"question_id": question_id, "option_ids": [option["id"]], "text": "and my cat"}])
+        )
+    );
 }

@@ -579,6 +579,7 @@ async fn conversation_with_reply(store: &dyn Store, value: &Value) -> (Conversat
             interrupted: None,
             route: None,
             context: None,
+            answer: None,
         })
         .await
         .unwrap();

@@ -15,6 +15,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use bridle_engine::UserTurn;
+use bridle_engine::answer::Answers;
 use bridle_engine::store::{
     Conversation, ConversationFilter, ConversationStatus, PageRequest, View,
 };
@@ -33,7 +34,11 @@ pub struct CreateBody {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SendBody {
+    /// The user's message (or, with `answer`, left out).
+    #[serde(default)]
     content: String,
+    /// Answers to the last reply's question cards, by id, instead of a typed message.
+    answer: Option<Answers>,
     model: Option<String>,
     /// This turn's context, merged over the conversation's: string facts (`page`, `mode`,
     /// `language`, …), `prompt`, and the application's state under `app_state`.
@@ -44,14 +49,15 @@ impl SendBody {
     /// Refuses an empty message, one past `max_chars` characters and a context past
     /// `max_context_bytes` of JSON (422).
     fn check(&self, max_chars: usize, max_context_bytes: usize) -> Result<(), ApiError> {
-        if let Some(context) = &self.context {
-            let bytes = serde_json::to_vec(context).map_or(usize::MAX, |v| v.len());
-            if bytes > max_context_bytes {
-                return Err(ApiError::Unprocessable(format!(
-                    "the message's context takes {bytes} bytes as JSON; the limit is {max_context_bytes}"
-                )));
+        if self.answer.is_some() {
+            if !self.content.is_empty() {
+                return Err(ApiError::Unprocessable(
+                    "send either content or an answer, not both".into(),
+                ));
             }
+            return self.check_context(max_context_bytes);
         }
+        self.check_context(max_context_bytes)?;
         if self.content.trim().is_empty() {
             return Err(ApiError::Unprocessable("the message is empty".into()));
         }
@@ -60,6 +66,19 @@ impl SendBody {
             return Err(ApiError::Unprocessable(format!(
                 "the message has {chars} characters; the limit is {max_chars}"
             )));
+        }
+        Ok(())
+    }
+
+    /// Refuses a context past `max_context_bytes` of JSON (422).
+    fn check_context(&self, max_context_bytes: usize) -> Result<(), ApiError> {
+        if let Some(context) = &self.context {
+            let bytes = serde_json::to_vec(context).map_or(usize::MAX, |v| v.len());
+            if bytes > max_context_bytes {
+                return Err(ApiError::Unprocessable(format!(
+                    "the message's context takes {bytes} bytes as JSON; the limit is {max_context_bytes}"
+                )));
+            }
         }
         Ok(())
     }
@@ -245,6 +264,7 @@ pub async fn send(
                 content: body.content,
                 model: body.model,
                 context: body.context,
+                answer: body.answer,
                 lease,
                 running,
             },
@@ -254,6 +274,7 @@ pub async fn send(
         content: &body.content,
         model: body.model.as_deref(),
         context: body.context.as_ref(),
+        answer: body.answer.as_ref(),
     };
     let outcome = state.engine.send_message(&conversation.id, &turn).await?;
     drop((lease, running));

@@ -44,6 +44,8 @@ pub struct StreamedTurn {
     pub model: Option<String>,
     /// The context the message brings for its turn.
     pub context: Option<serde_json::Map<String, serde_json::Value>>,
+    /// The message's card answers, by id.
+    pub answer: Option<bridle_engine::answer::Answers>,
     /// The concurrent-conversation slot, held until the turn ends.
     pub lease: Option<Lease>,
     /// The conversation's one running turn, held until the turn ends.
@@ -61,6 +63,7 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
             content,
             model,
             context,
+            answer,
             lease,
             running,
         } = turn;
@@ -68,6 +71,7 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
             content: &content,
             model: model.as_deref(),
             context: context.as_ref(),
+            answer: answer.as_ref(),
         };
         let result = engine
             .send_message_streaming(&conversation_id, &turn, &sink)

@@ -95,3 +95,50 @@ async fn a_bad_message_context_is_refused_and_nothing_is_stored() {
     }
     assert!(user_contexts(&h, &id).await.is_empty());
 }
+
+#[tokio::test]
+async fn a_card_is_answered_with_ids_over_http() {
+    let h = Harness::new().await;
+    let id = conversation(&h).await;
+    let path = format!("/v1/conversations/{id}/messages");
+    let (status, first) = h
+        .call(
+            "POST",
+            &path,
+            Some(ADA),
+            Some(json!({"content": "I want an app"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{first}");
+    let card = &first["value"]["question_cards"][0];
+    let question_id = card["question_id"].clone();
+    let refused = [
+        json!({"answer": {"question_id": "q_nope", "option_ids": ["opt_1"]}}),
+        json!({"answer": {"question_id": question_id, "option_ids": ["opt_9"]}}),
+        json!({"answer": {"question_id": question_id}}),
+        json!({"content": "x", "answer": {"question_id": question_id, "option_ids": ["opt_1"]}}),
+    ];
+    for body in refused {
+        let (status, answer) = h.call("POST", &path, Some(ADA), Some(body.clone())).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {answer}");
+    }
+    let (status, body) = h
+        .call(
+            "POST",
+            &path,
+            Some(ADA),
+            Some(json!({"answer": {"question_id": question_id, "option_ids": ["opt_1"]}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, history) = h.call("GET", &path, Some(ADA), None).await;
+    let users: Vec<&Value> = history["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2, "the refused answers left nothing behind");
+    let label = card["options"][0]["label"].as_str().unwrap();
+    assert!(users[1]["content"].as_str().unwrap().ends_with(label));
+}

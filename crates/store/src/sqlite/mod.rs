@@ -92,8 +92,8 @@ const MIGRATIONS: &[Embedded] = &[
     },
     Embedded {
         version: 9,
-        name: "message_context",
-        sql: include_str!("../../migrations/sqlite/0009_message_context.sql"),
+        name: "message_turn",
+        sql: include_str!("../../migrations/sqlite/0009_message_turn.sql"),
     },
 ];
 

@@ -364,9 +364,9 @@ impl MessageRow {
             "INSERT INTO messages (id, conversation_id, turn_id, role, content, value, \
              is_validated, is_fallback, attempt, contract, contract_version, \
              request_payload, raw_response, violations, repairs, provider, model, \
-             tokens_in, tokens_out, latency_ms, error, interrupted, route, context, created_at, \
-             prompt_hash, prompt_pointer) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+             tokens_in, tokens_out, latency_ms, error, interrupted, route, context, answer, \
+             created_at, prompt_hash, prompt_pointer) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
              RETURNING id",
         )?
         .query_row(
@@ -395,6 +395,7 @@ impl MessageRow {
                 self.interrupted,
                 self.route,
                 e.context,
+                e.answer,
                 self.created_at,
                 prompt_hash,
                 prompt_pointer,

@@ -53,8 +53,8 @@ const FILES: [(i64, &str, &str); 9] = [
     ),
     (
         9,
-        "message_context",
-        include_str!("../../migrations/sqlite/0009_message_context.sql"),
+        "message_turn",
+        include_str!("../../migrations/sqlite/0009_message_turn.sql"),
     ),
 ];
 

@@ -346,6 +346,7 @@ pub(crate) fn user_message(
         interrupted: None,
         route: None,
         context: None,
+        answer: None,
     }
 }
 
