@@ -326,7 +326,12 @@ impl Engine {
             .answer
             .map(|answers| serde_json::to_value(answers.as_slice()).unwrap_or(Value::Null));
         contract
-            .user_prompt(message, &conversation.state, &conversation.id, 1)
+            .user_prompt(
+                message,
+                &conversation.state,
+                turn_context::topic_id(&read.facts, &conversation.id),
+                1,
+            )
             .map_err(|e| EngineError::BadMessage(e.to_string()))?;
         let input = TurnInput {
             store: self.store.as_ref(),

@@ -72,6 +72,18 @@ impl TurnContext {
     }
 }
 
+/// The key of the topic id an application gives a topic analysis (spec 05 `topicId`).
+pub const TOPIC_ID_KEY: &str = "topic_id";
+
+/// The topic id of a turn's `<llmQuery>`: the application's (`topic_id` in the context), else
+/// the conversation's id.
+pub fn topic_id<'a>(facts: &'a Context, conversation_id: &'a str) -> &'a str {
+    facts
+        .get(TOPIC_ID_KEY)
+        .filter(|id| !id.trim().is_empty())
+        .unwrap_or(conversation_id)
+}
+
 /// The conversation's context with `given` (a message's context) merged over it, key by key.
 pub fn merged(conversation: &Value, given: Option<&Map<String, Value>>) -> Value {
     let mut merged = match conversation {

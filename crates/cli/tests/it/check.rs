@@ -396,3 +396,47 @@ fn xml_query_builds_an_escaped_query_within_limits() {
         .code(2)
         .stderr(contains("10001 characters"));
 }
+
+#[test]
+fn xml_query_checks_an_applications_own_query() {
+    // A query it built passes its own check, from a file and from standard input.
+    let built = bridle()
+        .args(["xml-query", "--topic-id", "t-7", "--message", "Hi <there>"])
+        .output()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("query.xml");
+    std::fs::write(&file, &built.stdout).unwrap();
+    bridle()
+        .args(["xml-query", "--check"])
+        .arg(&file)
+        .assert()
+        .code(0)
+        .stdout(contains("follows the llmQuery rules"));
+    // One the rules refuse: exit 1, each violation by path and rule.
+    bridle()
+        .args(["xml-query", "--check", "-"])
+        .write_stdin(r#"<llmQuery><context topicId="t" messageCount="x"/></llmQuery>"#)
+        .assert()
+        .code(1)
+        .stdout(contains("(document) required"))
+        .stdout(contains("/context/@messageCount type"));
+    // A DOCTYPE is refused, never read; binary input is a clear failure.
+    bridle()
+        .args(["xml-query", "--check", "-"])
+        .write_stdin("<!DOCTYPE x [<!ENTITY a 'b'>]><llmQuery/>")
+        .assert()
+        .code(1)
+        .stdout(contains("xml_doctype"));
+    bridle()
+        .args(["xml-query", "--check", "-"])
+        .write_stdin(vec![0xff_u8, 0xfe, 0x00])
+        .assert()
+        .code(1)
+        .stdout(contains("not UTF-8"));
+    // Checking and building do not mix.
+    bridle()
+        .args(["xml-query", "--check", "-", "--topic-id", "t"])
+        .assert()
+        .code(2);
+}

@@ -2,11 +2,12 @@
 //! the contract's JSON Schema validates ([`read`], guided by a [`Shape`] taken from that
 //! schema), and the way back ([`write`]) for examples and the mock; [`query`] builds the
 //! `<llmQuery>` a topic-analysis conversation sends, from the [`topic::TopicState`] kept
-//! with the conversation.
+//! with the conversation, and [`query_check`] checks one an application built itself.
 
 mod frame;
 mod locate;
 pub mod query;
+pub mod query_check;
 mod read;
 mod run;
 pub mod shape;

@@ -77,7 +77,7 @@ pub(super) async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessa
         .user_prompt(
             input.user_message,
             &input.conversation.state,
-            &input.conversation.id,
+            crate::turn_context::topic_id(input.context, &input.conversation.id),
             count,
         )
         .unwrap_or_else(|_| input.user_message.to_owned());

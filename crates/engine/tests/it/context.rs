@@ -16,6 +16,7 @@ on_both_backends! {
     a_table_chat_moves_between_pages: sqlite_a_table_chat_moves_between_pages, postgres_a_table_chat_moves_between_pages;
     a_card_thread_changes_mode: sqlite_a_card_thread_changes_mode, postgres_a_card_thread_changes_mode;
     a_card_is_answered_by_its_ids: sqlite_a_card_is_answered_by_its_ids, postgres_a_card_is_answered_by_its_ids;
+    a_topic_analysis_carries_the_applications_topic_id: sqlite_a_topic_analysis_carries_the_applications_topic_id, postgres_a_topic_analysis_carries_the_applications_topic_id;
 }
 
 fn engine(store: Arc<dyn Store>, server: &MockServer) -> Engine {
@@ -248,4 +249,47 @@ async fn a_card_is_answered_by_its_ids(store: Arc<dyn Store>) {
             json!([{"question_id": question_id, "option_ids": [option["id"]], "text": "and my cat"}])
         )
     );
+}
+
+async fn a_topic_analysis_carries_the_applications_topic_id(store: Arc<dyn Store>) {
+    let server = MockServer::start(MockConfig::default()).await.unwrap();
+    let engine = engine(Arc::clone(&store), &server);
+    let conversation = engine
+        .start_conversation("ada", "topic-analysis", json!({"topic_id": "budget-2026"}))
+        .await
+        .unwrap();
+    engine
+        .send(&conversation.id, "Can I afford a bike?", None)
+        .await
+        .unwrap();
+    // Without one, the conversation's id is the topic id.
+    let other = engine
+        .start_conversation("ada", "topic-analysis", json!({}))
+        .await
+        .unwrap();
+    engine.send(&other.id, "And a helmet?", None).await.unwrap();
+    let queries: Vec<String> = server
+        .requests()
+        .iter()
+        .map(|r| {
+            let messages = r.body["messages"].as_array().unwrap();
+            messages.last().unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert!(
+        queries[0].contains(r#"topicId="budget-2026""#),
+        "{}",
+        queries[0]
+    );
+    let own = format!(r#"topicId="{}""#, other.id);
+    assert!(queries[1].contains(&own), "{}", queries[1]);
+    for query in &queries {
+        assert!(
+            bridle_core::xml::query_check::check(query).is_empty(),
+            "{query}"
+        );
+    }
 }
