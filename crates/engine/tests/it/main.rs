@@ -23,6 +23,7 @@ macro_rules! on_both_backends {
 }
 
 mod escalate;
+mod fallback;
 mod http_turn;
 mod oversize;
 mod policy;
