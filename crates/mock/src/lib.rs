@@ -45,6 +45,7 @@ mod openai;
 mod request;
 #[cfg(feature = "http")]
 mod reset;
+mod safety;
 mod scalars;
 mod script;
 #[cfg(feature = "http")]
@@ -53,6 +54,7 @@ mod settings;
 mod shape;
 #[cfg(feature = "http")]
 mod stream;
+mod topic;
 mod words;
 
 pub use config::{
@@ -68,6 +70,7 @@ pub use request::{
     CallMade, FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool,
     ReplyFormat, ReplyInfo, Role, StopReason, Usage,
 };
+pub use safety::{Assessment, Level, SafetyMode};
 pub use script::{Script, ScriptCall, ScriptError, ScriptTurn, Step};
 #[cfg(feature = "http")]
 pub use server::{MockServer, app, serve};
