@@ -11,7 +11,8 @@ const STOPWORDS: &[&str] = &[
     "will", "with", "would", "your", "yours", "know", "think", "feel", "can't", "don't", "i'm",
     "it's", "message", "aber", "auch", "bitte", "dass", "eine", "einen", "haben", "mich", "nicht",
     "noch", "oder", "sein", "sind", "und", "viel", "wenn", "wie", "avec", "dans", "mais", "pour",
-    "sont", "très", "como", "para", "pero", "porque", "esto", "esta", "kann", "kannst",
+    "sont", "très", "como", "para", "pero", "porque", "esto", "esta", "kann", "kannst", "better",
+    "best", "good",
 ];
 
 /// Topic words kept.
