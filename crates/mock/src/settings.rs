@@ -176,7 +176,7 @@ impl MockSettings {
     }
 
     /// The settings as keys again, every default written out (`faults` and `script` only when
-    /// set, `safety` only when random): reading them back gives the same settings.
+    /// set): reading them back gives the same settings.
     pub fn to_raw(&self) -> RawMockSettings {
         RawMockSettings {
             seed: Some(self.seed),
@@ -186,7 +186,7 @@ impl MockSettings {
             stream_piece_chars: Some(self.stream_piece_chars),
             stream_interval_ms: Some(self.stream_interval_ms),
             script: self.script_path.clone(),
-            safety: (self.safety != SafetyMode::Message).then_some(self.safety),
+            safety: Some(self.safety),
         }
     }
 }
@@ -210,7 +210,8 @@ mod tests {
                 "fault_rate",
                 "latency_ms",
                 "stream_piece_chars",
-                "stream_interval_ms"
+                "stream_interval_ms",
+                "safety"
             ]
         );
     }

@@ -6,10 +6,11 @@
 //! turn goes on as before.
 
 use crate::turn::engine;
-use bridle_engine::Engine;
 use bridle_engine::store::{ConversationStatus, Message, MessageRole, Store, View};
+use bridle_engine::{Engine, EventSink};
 use serde_json::{Value, json};
 use std::sync::Arc;
+use std::time::Duration;
 
 on_both_backends! {
     table_chat_falls_back_to_the_text_without_markers: sqlite_table_chat_falls_back_to_the_text_without_markers, postgres_table_chat_falls_back_to_the_text_without_markers;
@@ -66,7 +67,11 @@ async fn table_chat_falls_back_to_the_text_without_markers(store: Arc<dyn Store>
     let engine = scripted(
         &store,
         &dir,
-        &json!([{"attempts": [broken(1), broken(2), broken(3)]}, {"attempts": [{"valid": true}]}]),
+        &json!([
+            {"attempts": [broken(1), broken(2), broken(3)]},
+            {"attempts": [{"valid": true}]},
+            {"attempts": [broken(4), broken(5), broken(6)]}
+        ]),
     );
     let conversation = engine
         .start_conversation("ada", "table-chat", json!({"page": "table_view"}))
@@ -89,6 +94,33 @@ async fn table_chat_falls_back_to_the_text_without_markers(store: Arc<dyn Store>
     // The conversation goes on.
     let next = engine.send(&conversation.id, "Thanks", None).await.unwrap();
     assert!(!next.fallback);
+    // Streamed, the fallback is the turn's `message_complete`.
+    let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
+    let collect = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = events.recv().await {
+            seen.push(event);
+        }
+        seen
+    });
+    let streamed = engine
+        .send_streaming(&conversation.id, "Add two more", None, &sink)
+        .await
+        .unwrap();
+    drop(sink);
+    let seen = collect.await.unwrap();
+    assert!(streamed.fallback);
+    assert_eq!(
+        streamed.value["message"],
+        "Attempt 6: here are the rows.\n\nApply them when ready."
+    );
+    let complete = seen
+        .iter()
+        .find(|e| e.name() == "message_complete")
+        .unwrap();
+    let data: Value = serde_json::from_str(&complete.data()).unwrap();
+    assert_eq!(data["fallback"], true, "{data}");
+    assert_eq!(data["value"], streamed.value, "{data}");
 }
 
 async fn question_cards_fall_back_to_the_plain_text(store: Arc<dyn Store>) {
