@@ -10,7 +10,7 @@
 use crate::coerce::Coercion;
 use crate::context::Context;
 use crate::error::ContractError;
-use crate::fallback::Fallback;
+use crate::fallback::{Fallback, FallbackReply};
 use crate::manifest::DEFAULT_MAX_BYTES;
 use crate::report::{Repair, Violation};
 use crate::rules::DeclaredRule;
@@ -406,7 +406,23 @@ impl Contract {
     /// The result always meets the contract.
     pub fn fallback(&self, attempts: &[&Value]) -> Option<Value> {
         let fallback = self.fallback.as_ref()?;
-        Some(fallback.build(attempts, &self.rules, |v| self.validate(v).is_empty()))
+        let valid = |v: &Value| self.validate(v).is_empty();
+        let base = match &fallback.reply {
+            FallbackReply::Template(value) => value.clone(),
+            FallbackReply::LastText { sentence } => {
+                let cards = self.cards.is_some();
+                attempts
+                    .iter()
+                    .rev()
+                    .filter_map(|a| {
+                        crate::fallback::plain_text(a, self.kind, self.markers.as_ref())
+                    })
+                    .map(|text| crate::fallback::plain_reply(&text, self.kind, cards))
+                    .find(|reply| valid(reply))
+                    .unwrap_or_else(|| crate::fallback::plain_reply(sentence, self.kind, cards))
+            }
+        };
+        Some(fallback.build(base, attempts, &self.rules, valid))
     }
 
     /// True when the contract has a fallback reply.

@@ -1,11 +1,14 @@
 //! [`Fallback`]: the reply a contract gives when the attempts run out — a valid reply of the
-//! contract saying the answer could not be produced — and the parts it carries over from the
+//! contract saying the answer could not be produced ([`FallbackReply::Template`]), or the last
+//! attempt's text for the user without anything structured ([`FallbackReply::LastText`]: no
+//! marker sections, payload or question cards) — and the parts it carries over from the
 //! attempts so that nothing important is dropped (for `selfhelp-response`: the most severe
 //! safety assessment any attempt made; a fallback never downgrades safety).
 
+use crate::contract::Kind;
 use crate::pointer::PathPattern;
 use crate::rules::{Condition, DeclaredRule};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A part of an attempt's value copied into the fallback.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,11 +21,26 @@ pub struct Carry {
     pub order: Vec<Value>,
 }
 
+/// Where a fallback's reply comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FallbackReply {
+    /// A fixed reply (valid against the contract, checked at load).
+    Template(Value),
+    /// The text the last readable attempt had for the user, as a reply with nothing else:
+    /// `markers` contracts its message with every marker section cut out and no suggestions,
+    /// actions or payload; `text` contracts its whole text (cards written back as plain
+    /// questions and options) and no cards. `sentence` when no attempt's text can be read.
+    LastText {
+        /// The reply's text when no attempt left any.
+        sentence: String,
+    },
+}
+
 /// A contract's fallback reply and what it carries over.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fallback {
-    /// The reply template (valid against the contract, checked at load).
-    pub reply: Value,
+    /// The reply, or where it comes from.
+    pub reply: FallbackReply,
     /// Parts copied from attempts.
     pub carry: Vec<Carry>,
 }
@@ -38,15 +56,17 @@ impl Carry {
 }
 
 impl Fallback {
-    /// The fallback reply built from `attempts` (the parsed values of every attempt that could
-    /// be read, in order). `valid` says whether a candidate reply meets the contract.
+    /// The fallback reply built from `base` (the template, or the reply made of the last
+    /// text) and `attempts` (the parsed values of every attempt that could be read, in order).
+    /// `valid` says whether a candidate reply meets the contract.
     pub(crate) fn build(
         &self,
+        base: Value,
         attempts: &[&Value],
         rules: &[DeclaredRule],
         valid: impl Fn(&Value) -> bool,
     ) -> Value {
-        let mut reply = self.reply.clone();
+        let mut reply = base;
         for carry in &self.carry {
             let mut candidates: Vec<&Value> = attempts
                 .iter()
@@ -146,4 +166,45 @@ pub(crate) fn check_path(path: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The text `value` — an attempt's value of a contract of `kind` — has for the user, with
+/// nothing structured left in it; `None` when it has none (or the kind has no text).
+pub(crate) fn plain_text(
+    value: &Value,
+    kind: Kind,
+    markers: Option<&crate::markers::MarkerSpec>,
+) -> Option<String> {
+    let text = match (kind, markers) {
+        (Kind::Markers, Some(spec)) => {
+            let message = value.get("message").and_then(Value::as_str)?;
+            // Read again: a marker the attempt's reader left in its message (one inside a
+            // section it could not cut) is cut out now.
+            let read = crate::markers::read(message, spec, &crate::Context::new());
+            read.value
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or(message)
+                .to_owned()
+        }
+        (Kind::Text, _) => crate::cards::write(value),
+        _ => return None,
+    };
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// `text` as the whole reply of a contract of `kind` (`cards`: a `text` contract with question
+/// cards): the message and nothing else.
+pub(crate) fn plain_reply(text: &str, kind: Kind, cards: bool) -> Value {
+    match kind {
+        Kind::Markers => json!({
+            "message": text,
+            "suggested_values": null,
+            "suggested_actions": null,
+            "payload": null,
+        }),
+        _ if cards => json!({"message": text, "question_cards": []}),
+        _ => json!({"message": text}),
+    }
 }

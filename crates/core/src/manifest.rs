@@ -27,7 +27,11 @@
 //! key = "text"
 //!
 //! [fallback]                        # the reply when attempts run out (optional)
-//! reply = "fallback.json"           # a valid reply of the contract, checked at load
+//! reply = "fallback.json"           # a valid reply of the contract, checked at load (an
+//!                                   # xml contract may name an .xml document)
+//! # or, for markers and text contracts: the last attempt's text, nothing structured
+//! # kind = "last_text"
+//! # sentence = "Sorry, …"           # the text when no attempt's text can be read
 //! [[fallback.carry]]                # copied from the attempts: the most severe one wins
 //! path = "/safety"
 //! rank = "/safety/danger_level"
@@ -37,7 +41,7 @@
 use crate::coerce::Coercion;
 use crate::contract::{Contract, Kind, Limits};
 use crate::error::ContractError;
-use crate::fallback::{Carry, Fallback};
+use crate::fallback::{Carry, Fallback, FallbackReply};
 use crate::pointer::PathPattern;
 use crate::rules::{Condition, DeclaredRule};
 use crate::schema::Schema;
@@ -96,12 +100,30 @@ struct XmlManifest {
     root: String,
 }
 
+/// `[fallback]`: the reply when the attempts run out.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FallbackSpec {
-    reply: String,
+    /// Where the reply comes from (default: a template file).
+    #[serde(default)]
+    kind: FallbackKindSpec,
+    /// `template`: the file holding the reply (JSON; an `.xml` document for an xml contract).
+    reply: Option<String>,
+    /// `last_text`: the reply's text when no attempt left any.
+    sentence: Option<String>,
     #[serde(default)]
     carry: Vec<CarrySpec>,
+}
+
+/// `[fallback] kind`.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum FallbackKindSpec {
+    /// The reply in the file `reply`.
+    #[default]
+    Template,
+    /// The last readable attempt's text, nothing structured (`markers` and `text` contracts).
+    LastText,
 }
 
 #[derive(Debug, Deserialize)]
@@ -316,7 +338,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         }
     };
     let fallback = match manifest.fallback {
-        Some(spec) => Some(fallback(files, spec).map_err(&invalid)?),
+        Some(spec) => Some(fallback(files, spec, kind, xml.as_ref()).map_err(&invalid)?),
         None => None,
     };
     let limits = Limits {
@@ -359,8 +381,13 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
             )));
         }
     }
-    if let Some(fallback) = &contract.fallback {
-        let broken = contract.validate(&fallback.reply);
+    // The fallback meets the contract: alone, and built from the example (a last text).
+    let example: Vec<&Value> = contract.example.iter().collect();
+    for attempts in [&[][..], &example[..]] {
+        let Some(reply) = contract.fallback(attempts) else {
+            break;
+        };
+        let broken = contract.validate(&reply);
         if let Some(first) = broken.first() {
             return Err(invalid(format!(
                 "the fallback reply does not meet the contract: at {} ({}): {}",
@@ -373,8 +400,54 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
     Ok(contract)
 }
 
-fn fallback(files: &dyn ContractFiles, spec: FallbackSpec) -> Result<Fallback, String> {
-    let reply = read_json(files, &spec.reply).map_err(|e| e.to_string())?;
+fn fallback(
+    files: &dyn ContractFiles,
+    spec: FallbackSpec,
+    kind: Kind,
+    xml: Option<&crate::contract::XmlSpec>,
+) -> Result<Fallback, String> {
+    let reply = match (spec.kind, spec.reply, spec.sentence) {
+        (FallbackKindSpec::Template, Some(file), None) => match xml {
+            Some(xml) if file.ends_with(".xml") => {
+                let text = read_text(files, &file).map_err(|e| e.to_string())?;
+                let read = crate::xml::read(&text, &xml.root, &xml.shape);
+                match (read.value, read.violations.first()) {
+                    (Some(value), None) => FallbackReply::Template(value),
+                    (_, first) => {
+                        return Err(format!(
+                            "the fallback reply {file} cannot be read: {}",
+                            first.map_or("no value", |v| v.message.as_str())
+                        ));
+                    }
+                }
+            }
+            _ => FallbackReply::Template(read_json(files, &file).map_err(|e| e.to_string())?),
+        },
+        (FallbackKindSpec::LastText, None, Some(sentence))
+            if matches!(kind, Kind::Markers | Kind::Text) =>
+        {
+            let sentence = sentence.trim();
+            if sentence.is_empty() {
+                return Err("[fallback] sentence must not be empty".into());
+            }
+            FallbackReply::LastText {
+                sentence: sentence.to_owned(),
+            }
+        }
+        (FallbackKindSpec::LastText, None, Some(_)) => {
+            return Err(
+                "[fallback] kind = \"last_text\" is for markers and text contracts only".into(),
+            );
+        }
+        (FallbackKindSpec::Template, _, _) => {
+            return Err("[fallback] needs reply = \"FILE\" (and no sentence)".into());
+        }
+        (FallbackKindSpec::LastText, _, _) => {
+            return Err(
+                "[fallback] kind = \"last_text\" needs sentence = \"…\" (and no reply)".into(),
+            );
+        }
+    };
     let mut carry = Vec::new();
     for c in spec.carry {
         crate::fallback::check_path(&c.path)?;

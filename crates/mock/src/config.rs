@@ -4,6 +4,7 @@
 //! sense before anything runs.
 
 use crate::faults::Fault;
+use crate::safety::SafetyMode;
 use crate::script::Script;
 use bridle_core::Contracts;
 
@@ -42,6 +43,9 @@ pub struct MockConfig {
     pub require_api_key: Option<String>,
     /// Contracts recognised by name in the system prompt.
     pub contracts: Contracts,
+    /// How a generated `safety` object is filled: from the user's message (default), or drawn
+    /// at random.
+    pub safety: SafetyMode,
 }
 
 /// Settings that make no sense.
@@ -92,6 +96,7 @@ impl Default for MockConfig {
             stream_chunk_bytes: None,
             require_api_key: None,
             contracts: Contracts::builtin().unwrap_or_default(),
+            safety: SafetyMode::Message,
         }
     }
 }

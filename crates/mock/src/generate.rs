@@ -64,6 +64,9 @@ pub struct Hints {
     pub model: String,
     /// The reply language code, used for properties named `language`.
     pub language: String,
+    /// What the user asked about ("sleep and exams"): the first sentence of the reply's main
+    /// text (a property named `content`, `message`, `response` or `text`) starts with it.
+    pub topic: Option<String>,
 }
 
 impl Default for Hints {
@@ -71,6 +74,7 @@ impl Default for Hints {
         Self {
             model: "bridle-mock".to_owned(),
             language: "en".to_owned(),
+            topic: None,
         }
     }
 }
@@ -158,6 +162,7 @@ fn generate_within(schema: &Value, hints: &Hints, seed: u64, bytes: usize) -> (G
         budget: MAX_VALUES,
         bytes,
         slug_scopes: vec![HashSet::new()],
+        topic_told: false,
     };
     let value = walk.value(&[schema], None, 0);
     let spent = Spent {
@@ -282,6 +287,8 @@ struct Walk<'s, 'h> {
     bytes: usize,
     /// Slugs used so far in each enclosing array (ids and values differ within an array).
     slug_scopes: Vec<HashSet<String>>,
+    /// The hints' topic has been written into a main text.
+    topic_told: bool,
 }
 
 impl<'s> Walk<'s, '_> {
@@ -455,7 +462,13 @@ impl<'s> Walk<'s, '_> {
             StringKind::Email => format!("{}@example.com", words::word(rng)),
             StringKind::Language => self.hints.language.clone(),
             StringKind::Model => self.hints.model.clone(),
-            StringKind::Sentence => words::sentence(rng).to_owned(),
+            StringKind::Sentence => match &self.hints.topic {
+                Some(topic) if !self.topic_told && words::is_main_text(name) => {
+                    self.topic_told = true;
+                    format!("On {topic}: {}", words::sentence(rng))
+                }
+                _ => words::sentence(rng).to_owned(),
+            },
             StringKind::Phrase => words::phrase(rng).to_owned(),
             StringKind::Timestamp => {
                 words::format_value(rng, "date-time", name).unwrap_or_default()

@@ -48,6 +48,7 @@ mod openai;
 mod request;
 #[cfg(feature = "http")]
 mod reset;
+mod safety;
 mod scalars;
 mod script;
 #[cfg(feature = "http")]
@@ -56,6 +57,7 @@ mod settings;
 mod shape;
 #[cfg(feature = "http")]
 mod stream;
+mod topic;
 mod words;
 
 pub use config::{
@@ -71,6 +73,7 @@ pub use request::{
     CallMade, FEEDBACK_PREFIX, MockCall, MockMessage, MockReply, MockRequest, MockTool,
     ReplyFormat, ReplyInfo, Role, StopReason, Usage,
 };
+pub use safety::{Assessment, Level, SafetyMode};
 pub use script::{Script, ScriptCall, ScriptError, ScriptTurn, Step};
 #[cfg(feature = "http")]
 pub use server::{MockServer, app, serve};

@@ -18,6 +18,7 @@ use crate::generate::{Generated, Hints, generate, generate_valid};
 use crate::request::{
     Conversation, MockCall, MockReply, MockRequest, ReplyFormat, ReplyInfo, StopReason, Usage, mix,
 };
+use crate::safety::{Assessment, SafetyMode};
 use crate::script::{ScriptCall, Step};
 use crate::words;
 use bridle_core::{Context, Contract};
@@ -490,12 +491,14 @@ impl MockModel {
 
     /// The turn's valid value; `salt` other than 0 draws another one (a later attempt's).
     fn generate(&self, target: &Target, request: &MockRequest, turn: u64, salt: u64) -> Generated {
+        let asked = Conversation::read(request).turn_user;
         let hints = Hints {
             model: if request.model.is_empty() {
                 Hints::default().model
             } else {
                 request.model.clone()
             },
+            topic: crate::topic::topic_of(asked),
             ..Hints::default()
         };
         let seed = match salt {
@@ -517,6 +520,17 @@ impl MockModel {
             Rules::Contract(contract) => generate_valid(contract, &hints, seed),
             Rules::Unchecked(schema) => generate(schema, &hints, seed),
         };
+        let mut generated = generated;
+        if let (SafetyMode::Message, Rules::Contract(contract)) =
+            (self.config.safety, &target.rules)
+        {
+            // The safety assessment follows the message (when the contract still holds).
+            let mut assessed = generated.value.clone();
+            Assessment::of(asked).apply(&mut assessed);
+            if assessed != generated.value && contract.validate(&assessed).is_empty() {
+                generated.value = assessed;
+            }
+        }
         if !generated.valid {
             tracing::warn!(
                 tries = generated.tries,

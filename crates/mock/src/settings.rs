@@ -1,12 +1,13 @@
 //! [`RawMockSettings`]: the mock model's keys in a configuration file — a `kind = "mock"`
 //! provider entry of `bridle.toml` (`seed`, `fault_rate`, `faults`, `latency_ms`,
-//! `stream_piece_chars`, `stream_interval_ms`, `script`) — and [`RawMockSettings::load`] into
+//! `stream_piece_chars`, `stream_interval_ms`, `script`, `safety`) — and [`RawMockSettings::load`] into
 //! the checked [`MockSettings`], from which [`MockSettings::config`] makes the [`MockConfig`]
 //! a model runs with. This is the one place those keys are defined: the engine's provider entry
 //! embeds this type.
 
 use crate::config::{DEFAULT_STREAM_PIECE_CHARS, MockConfig};
 use crate::faults::Fault;
+use crate::safety::SafetyMode;
 use crate::script::Script;
 use bridle_core::{ConfigError, Contracts};
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,10 @@ pub struct RawMockSettings {
     /// A JSON script of replies and faults per turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<PathBuf>,
+    /// How a generated `safety` object is filled: `"message"` (from the user's message, the
+    /// default) or `"random"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<SafetyMode>,
 }
 
 /// The mock's settings, checked: what a `kind = "mock"` provider runs with.
@@ -58,6 +63,8 @@ pub struct MockSettings {
     pub stream_piece_chars: usize,
     /// Pause between streamed deltas, in milliseconds.
     pub stream_interval_ms: u64,
+    /// How a generated `safety` object is filled.
+    pub safety: SafetyMode,
 }
 
 impl Default for MockSettings {
@@ -71,13 +78,14 @@ impl Default for MockSettings {
             faults: None,
             stream_piece_chars: DEFAULT_STREAM_PIECE_CHARS,
             stream_interval_ms: 0,
+            safety: SafetyMode::Message,
         }
     }
 }
 
 impl RawMockSettings {
     /// The keys, in the order above.
-    pub const KEYS: [&str; 7] = [
+    pub const KEYS: [&str; 8] = [
         "seed",
         "fault_rate",
         "faults",
@@ -85,6 +93,7 @@ impl RawMockSettings {
         "stream_piece_chars",
         "stream_interval_ms",
         "script",
+        "safety",
     ];
 
     /// Whether no key is set (an entry of another kind must set none).
@@ -102,6 +111,7 @@ impl RawMockSettings {
             self.stream_piece_chars.is_some(),
             self.stream_interval_ms.is_some(),
             self.script.is_some(),
+            self.safety.is_some(),
         ];
         Self::KEYS
             .into_iter()
@@ -137,6 +147,7 @@ impl RawMockSettings {
                 .stream_piece_chars
                 .unwrap_or(DEFAULT_STREAM_PIECE_CHARS),
             stream_interval_ms: self.stream_interval_ms.unwrap_or(0),
+            safety: self.safety.unwrap_or_default(),
         };
         settings
             .config(Contracts::default())
@@ -160,6 +171,7 @@ impl MockSettings {
             stream_chunk_bytes: None,
             require_api_key: None,
             contracts,
+            safety: self.safety,
         }
     }
 
@@ -174,6 +186,7 @@ impl MockSettings {
             stream_piece_chars: Some(self.stream_piece_chars),
             stream_interval_ms: Some(self.stream_interval_ms),
             script: self.script_path.clone(),
+            safety: Some(self.safety),
         }
     }
 }
@@ -197,7 +210,8 @@ mod tests {
                 "fault_rate",
                 "latency_ms",
                 "stream_piece_chars",
-                "stream_interval_ms"
+                "stream_interval_ms",
+                "safety"
             ]
         );
     }

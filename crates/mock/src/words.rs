@@ -26,6 +26,11 @@ const SENTENCES: &[&str] = &[
     "Many people find a short walk helps them clear their head.",
 ];
 
+/// Whether a property named `name` holds a reply's main text for the user.
+pub(crate) fn is_main_text(name: &str) -> bool {
+    matches!(name, "content" | "message" | "response" | "text")
+}
+
 const PHRASES: &[&str] = &[
     "Getting started",
     "Your evening routine",

@@ -12,6 +12,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use bridle_core::Violation;
 use bridle_engine::providers::ProviderError;
 use bridle_engine::{EngineError, TurnError};
 use bridle_wire::Extra;
@@ -213,20 +214,28 @@ impl ApiError {
                 attempts,
                 violations,
                 ..
-            }) => Self::ContractUnmet {
-                message: format!(
+            }) => Self::contract_unmet(
+                format!(
                     "the model gave no valid reply in {attempts} attempt(s); every attempt is recorded for the administrators"
                 ),
-                violations: violations
-                    .iter()
-                    .take(MAX_UNMET_RULES)
-                    .map(|v| UnmetRule {
-                        path: v.path.chars().take(MAX_UNMET_PATH_CHARS).collect(),
-                        rule: v.rule.as_str().to_owned(),
-                    })
-                    .collect(),
-            },
+                &violations,
+            ),
             other => Self::from(other),
+        }
+    }
+
+    /// [`ApiError::ContractUnmet`] with `message` and the last attempt's `violations` (capped).
+    fn contract_unmet(message: String, violations: &[Violation]) -> Self {
+        Self::ContractUnmet {
+            message,
+            violations: violations
+                .iter()
+                .take(MAX_UNMET_RULES)
+                .map(|v| UnmetRule {
+                    path: v.path.chars().take(MAX_UNMET_PATH_CHARS).collect(),
+                    rule: v.rule.as_str().to_owned(),
+                })
+                .collect(),
         }
     }
 }
@@ -357,6 +366,13 @@ impl From<EngineError> for ApiError {
                 message,
                 param: field,
             },
+            // Every attempt broke the contract (the last one by content, not by a provider
+            // failure) and it has no fallback: the same 422 as on the OpenAI endpoint.
+            EngineError::Turn(ref e @ TurnError::Exhausted { ref violations, .. })
+                if !violations.is_empty() =>
+            {
+                Self::contract_unmet(turn_message(e), violations)
+            }
             EngineError::Turn(e) => {
                 // The detail (violations quoting the invalid reply, the provider's own text)
                 // is in the record and the log, not in the answer.

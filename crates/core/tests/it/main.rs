@@ -7,6 +7,7 @@
 mod card_properties;
 mod cards;
 mod fallback;
+mod fallback_kinds;
 mod fixtures;
 mod loading;
 mod markers;

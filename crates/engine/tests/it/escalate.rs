@@ -35,8 +35,20 @@ async fn servers(script: &serde_json::Value) -> (MockServer, MockServer) {
 /// `small` (on the first server) escalates to `large` after two failed content attempts and
 /// fails over to `backup` (both on the second server); `extra` adds keys to `[retry]`.
 fn engine(store: Arc<dyn Store>, small: &MockServer, large: &MockServer, extra: &str) -> Engine {
+    engine_with(store, small, large, "", extra)
+}
+
+/// [`engine`] with `top` keys at the top of the configuration.
+fn engine_with(
+    store: Arc<dyn Store>,
+    small: &MockServer,
+    large: &MockServer,
+    top: &str,
+    extra: &str,
+) -> Engine {
     let text = format!(
         r#"
+{top}
 default_model = "small"
 [retry]
 delay_ms = 0
@@ -310,11 +322,26 @@ async fn the_token_budget_stops_retries(store: Arc<dyn Store>) {
         {"attempts": [wrong, wrong, wrong]},
     ]});
     let (small, large) = servers(&script).await;
-    let engine = engine(
+    // A configured contract without a fallback.
+    let dir = tempfile::tempdir().unwrap();
+    let answer = dir.path().join("answer");
+    std::fs::create_dir_all(&answer).unwrap();
+    std::fs::write(
+        answer.join("manifest.toml"),
+        "name = \"answer\"\nversion = \"1.0.0\"\nkind = \"json\"\nschema = \"schema.json\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        answer.join("schema.json"),
+        r#"{"type": "object", "required": ["answer"]}"#,
+    )
+    .unwrap();
+    let engine = engine_with(
         Arc::clone(&store),
         &small,
         &large,
-        "max_turn_tokens = 1\n[retry.contracts.topic-analysis]\nmax_turn_tokens = 1",
+        &format!("contracts_dirs = [{:?}]", dir.path().display().to_string()),
+        "max_turn_tokens = 1\n[retry.contracts.answer]\nmax_turn_tokens = 1",
     );
 
     // A contract with a fallback: the fallback, after the one attempt.
@@ -335,7 +362,7 @@ async fn the_token_budget_stops_retries(store: Arc<dyn Store>) {
 
     // Without a fallback: exhausted, saying the budget was spent; streamed, an event says so.
     let conversation = engine
-        .start_conversation("ada", "topic-analysis", json!({}))
+        .start_conversation("ada", "answer", json!({}))
         .await
         .unwrap();
     let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
@@ -366,7 +393,7 @@ async fn the_token_budget_stops_retries(store: Arc<dyn Store>) {
     assert!(spent.data().contains("\"budget\":1"), "{}", spent.data());
     assert_eq!(small.requests().len(), 2, "one attempt per turn");
     let metrics = metrics(&engine);
-    for contract in ["selfhelp-response", "topic-analysis"] {
+    for contract in ["selfhelp-response", "answer"] {
         let series = format!("bridle_turn_budget_spent_total{{contract=\"{contract}\"}} 1");
         assert!(metrics.contains(&series), "{metrics}");
     }

@@ -25,6 +25,7 @@ macro_rules! on_both_backends {
 mod azure_gemini;
 mod context;
 mod escalate;
+mod fallback;
 mod http_turn;
 mod oversize;
 mod policy;

@@ -16,6 +16,7 @@ fn hints() -> Hints {
     Hints {
         model: "test-model".into(),
         language: "en".into(),
+        topic: None,
     }
 }
 

@@ -544,3 +544,56 @@ fn a_validation_report_on_a_valid_reply_gets_a_fresh_one() {
     let checked = selfhelp().check(text(&second), &Context::new());
     assert!(checked.is_valid(), "{:?}", checked.violations);
 }
+
+/// The safety object and first text block of the reply to `user` from a mock with `config`.
+fn assessed(config: MockConfig, user: &str) -> Value {
+    let reply = model(config).respond(&request(&system(), user, &[]));
+    let value: Value = serde_json::from_str(text(&reply)).unwrap();
+    assert!(selfhelp().validate(&value).is_empty(), "{value}");
+    value
+}
+
+#[test]
+fn ordinary_messages_are_assessed_safe_whatever_the_seed() {
+    // The measure: ten turns of "message N" (one was blocked as an emergency).
+    for seed in 0..40 {
+        let value = assessed(
+            MockConfig::new().with_seed(seed),
+            &format!("message {seed}"),
+        );
+        assert_eq!(value["safety"]["danger_level"], Value::Null, "{value}");
+        assert_eq!(value["safety"]["is_safe"], true);
+        assert_eq!(value["safety"]["detected_concerns"], json!([]));
+    }
+}
+
+#[test]
+fn the_assessment_follows_crisis_and_worry_words() {
+    for (user, level) in [
+        ("I want to end my life tonight", "emergency"),
+        ("Ich will mich verletzen", "critical"),
+        ("I'm so anxious before my exams", "warning"),
+    ] {
+        for seed in 0..5 {
+            let value = assessed(MockConfig::new().with_seed(seed), user);
+            assert_eq!(value["safety"]["danger_level"], level, "{user}: {value}");
+        }
+    }
+}
+
+#[test]
+fn random_safety_draws_every_level_and_the_reply_echoes_the_topic() {
+    let mut levels = std::collections::BTreeSet::new();
+    for seed in 0..200 {
+        let mut config = MockConfig::new().with_seed(seed);
+        config.safety = crate::safety::SafetyMode::Random;
+        let value = assessed(config, "message");
+        levels.insert(value["safety"]["danger_level"].to_string());
+    }
+    assert_eq!(levels.len(), 4, "{levels:?}");
+    let value = assessed(MockConfig::new(), "How can I sleep better before exams?");
+    let first = value["content"]["text_blocks"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(first.starts_with("On sleep and exams: "), "{first}");
+}

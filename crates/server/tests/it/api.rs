@@ -32,14 +32,15 @@ impl Harness {
 
     /// A harness allowing `rpm` requests per minute per user.
     pub async fn with_limits(extra: &str, rpm: u32) -> Self {
+        Self::with_toml(&format!("[retry]\ndelay_ms = 0\n{extra}"), rpm).await
+    }
+
+    /// A harness whose bridle.toml is `text`, allowing `rpm` requests per minute per user.
+    pub async fn with_toml(text: &str, rpm: u32) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("bridle.db").display());
         let store = Arc::from(store::open(&url).await.unwrap());
-        let config = Config::from_toml(
-            &format!("[retry]\ndelay_ms = 0\n{extra}"),
-            &Default::default(),
-        )
-        .unwrap();
+        let config = Config::from_toml(text, &Default::default()).unwrap();
         let engine = Engine::with_store(config, store).unwrap();
         let mut keys = Keys::default();
         keys.add_key(ADMIN, Role::Admin, "admin").unwrap();

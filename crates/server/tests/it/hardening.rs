@@ -5,7 +5,8 @@
 
 use crate::api::{ADA, ADMIN, Harness};
 use crate::guards::{start, start_with};
-use axum::http::StatusCode;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
 use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -302,6 +303,90 @@ async fn an_exhausted_turn_never_shows_the_invalid_attempts() {
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("no valid reply"), "{message}");
     assert!(!body.to_string().contains("INVALID-ATTEMPT"), "{body}");
+}
+
+#[tokio::test]
+async fn a_native_turn_without_a_fallback_is_the_same_contract_unmet() {
+    // A configured contract without a fallback; every attempt breaks it.
+    let dir = tempfile::tempdir().unwrap();
+    let contract = dir.path().join("contracts/mood");
+    std::fs::create_dir_all(&contract).unwrap();
+    std::fs::write(
+        contract.join("manifest.toml"),
+        "name = \"mood\"\nversion = \"1.0.0\"\nkind = \"json\"\nschema = \"schema.json\"\n",
+    )
+    .unwrap();
+    let schema = json!({"type": "object", "properties": {"mood": {"enum": ["calm", "tense"]}}, "required": ["mood"]});
+    std::fs::write(contract.join("schema.json"), schema.to_string()).unwrap();
+    let invalid = json!({"reply": r#"{"mood": "INVALID-ATTEMPT-TEXT"}"#});
+    let turn = json!({"attempts": [invalid, invalid]});
+    let script = dir.path().join("script.json");
+    std::fs::write(&script, json!({"turns": [turn, turn]}).to_string()).unwrap();
+    let h = Harness::with_toml(
+        &format!(
+            "contracts_dirs = [{:?}]\n[retry]\ndelay_ms = 0\nmax_attempts = 2\n[providers.mock]\nkind = \"mock\"\nscript = {:?}\n",
+            dir.path().join("contracts").display().to_string(),
+            script.display().to_string()
+        ),
+        1000,
+    )
+    .await;
+    let (status, body) = h
+        .call(
+            "POST",
+            "/v1/conversations",
+            Some(ADA),
+            Some(json!({"contract": "mood"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let path = format!(
+        "/v1/conversations/{}/messages",
+        body["id"].as_str().unwrap()
+    );
+    // JSON: 422 `contract_unmet` with where the last attempt broke which rule, as on the OpenAI
+    // endpoint — not a 502 a client would retry.
+    let (status, body) = h
+        .call(
+            "POST",
+            &path,
+            Some(ADA),
+            Some(json!({"content": "How am I?"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["code"], "contract_unmet", "{body}");
+    assert_eq!(
+        body["error"]["violations"],
+        json!([{"path": "/mood", "rule": "enum"}]),
+        "{body}"
+    );
+    assert!(!body.to_string().contains("INVALID-ATTEMPT"), "{body}");
+    // Streamed: the stream's `error` event carries the same code.
+    let request = Request::builder()
+        .method("POST")
+        .uri(&path)
+        .header(header::AUTHORIZATION, format!("Bearer {ADA}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "text/event-stream")
+        .body(Body::from(json!({"content": "And now?"}).to_string()))
+        .unwrap();
+    let (status, body) = h.raw(request).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = body.as_str().unwrap();
+    let error = text
+        .split("\n\n")
+        .find(|frame| frame.contains("event: error"))
+        .unwrap_or_else(|| panic!("no error event in {text}"));
+    let data: Value = serde_json::from_str(
+        error
+            .lines()
+            .find_map(|l| l.strip_prefix("data:"))
+            .unwrap()
+            .trim(),
+    )
+    .unwrap();
+    assert_eq!(data["code"], "contract_unmet", "{data}");
 }
 
 #[tokio::test]
