@@ -181,7 +181,9 @@ pub(super) fn fallback_record(
     reason: &str,
 ) -> NewMessage {
     NewMessage {
-        content: value.to_string(),
+        // Written the way the contract's replies are (text with markers, an XML document, …),
+        // so the record reads as the reply the user got.
+        content: input.contract.reply_text(value),
         value: Some(value.clone()),
         is_fallback: true,
         error: Some(format!("fallback after {attempts} attempt(s): {reason}")),
