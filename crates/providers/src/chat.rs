@@ -264,6 +264,47 @@ pub struct ChatRequest {
     pub options: CallOptions,
 }
 
+impl ChatRequest {
+    /// What a provider that does not speak OpenAI's format cannot say in any request, as the
+    /// error naming it: a message field no type here models that says something (an answer's
+    /// message sent back carries `refusal: null` and `annotations: []`, which say nothing), and
+    /// a `tool_choice` that names no function. `provider` names the provider in the message.
+    pub fn foreign_refusal(&self, provider: &str) -> Option<crate::ProviderError> {
+        let unsupported = |field: String, what: &str| crate::ProviderError::Unsupported {
+            message: format!("the {provider} provider cannot honour {what}"),
+            field,
+        };
+        for (i, m) in self.messages.iter().enumerate() {
+            if let Some((key, _)) = m.extra.iter().find(|(_, value)| !says_nothing(value)) {
+                return Some(unsupported(
+                    format!("messages[{i}].{key}"),
+                    &format!("a message's `{key}`"),
+                ));
+            }
+        }
+        if let Some(ToolChoice::Named(named)) = &self.tool_choice
+            && named.function.is_none()
+        {
+            return Some(unsupported(
+                "tool_choice".into(),
+                "a tool_choice that names no function",
+            ));
+        }
+        None
+    }
+}
+
+/// `null`, `[]`, `{}` or `""`.
+fn says_nothing(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        Value::String(text) => text.is_empty(),
+        _ => false,
+    }
+}
+
 /// The functions of offered tools ([`ChatRequest::tools`]), read through the wire type: each
 /// provider writes them in its own form from here. A tool the wire type cannot read (one of
 /// bridle-core's never is) or that is not a function is left out.

@@ -20,8 +20,10 @@ fn python() -> PathBuf {
     venv
 }
 
-#[test]
-fn the_official_openai_sdk_talks_to_bridle() {
+/// `bridle serve` with zero config on a free port in a fresh data dir, the user key `user_key`
+/// (`name:key`) and room for more calls than the default ten a minute: the data dir (kept while
+/// the server runs), the server and its URL.
+fn serve_for_clients(user_key: &str) -> (tempfile::TempDir, crate::Running, String) {
     let dir = tempfile::tempdir().unwrap();
     let args = [
         OsStr::new("serve"),
@@ -30,14 +32,19 @@ fn the_official_openai_sdk_talks_to_bridle() {
         OsStr::new("--data-dir"),
         dir.path().as_os_str(),
     ];
-    let (_server, url) = spawn_listening(
+    let (server, url) = spawn_listening(
         &args,
         &[
-            ("BRIDLE_USER_KEYS", "sdk:sdk-key-0123456789abcdef"),
-            // More calls than the default ten a minute.
+            ("BRIDLE_USER_KEYS", user_key),
             ("BRIDLE__SERVER__LIMITS__REQUESTS_PER_MINUTE", "100"),
         ],
     );
+    (dir, server, url)
+}
+
+#[test]
+fn the_official_openai_sdk_talks_to_bridle() {
+    let (_dir, _server, url) = serve_for_clients("sdk:sdk-key-0123456789abcdef");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/python/openai_client.py");
     let output = Command::new(python())
         .arg(script)
@@ -69,21 +76,7 @@ fn node_with_openai() -> PathBuf {
 #[test]
 fn the_official_openai_npm_client_talks_to_bridle() {
     let node = node_with_openai();
-    let dir = tempfile::tempdir().unwrap();
-    let args = [
-        OsStr::new("serve"),
-        OsStr::new("--bind"),
-        OsStr::new("127.0.0.1:0"),
-        OsStr::new("--data-dir"),
-        dir.path().as_os_str(),
-    ];
-    let (_server, url) = spawn_listening(
-        &args,
-        &[
-            ("BRIDLE_USER_KEYS", "js:js-key-0123456789abcdef"),
-            ("BRIDLE__SERVER__LIMITS__REQUESTS_PER_MINUTE", "100"),
-        ],
-    );
+    let (_dir, _server, url) = serve_for_clients("js:js-key-0123456789abcdef");
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/js/openai_client.mjs");
     let output = Command::new(node)
         .arg(script)

@@ -143,14 +143,6 @@ pub(super) fn refusal(request: &ChatRequest) -> Option<ProviderError> {
         return Some(unsupported(name.clone(), &format!("`{name}`")));
     }
     for (i, m) in request.messages.iter().enumerate() {
-        // What an answer's message carries empty (`refusal: null`, `annotations: []`) says
-        // nothing; anything else has no place in a Messages request.
-        if let Some((key, _)) = m.extra.iter().find(|(_, value)| !is_empty(value)) {
-            return Some(unsupported(
-                format!("messages[{i}].{key}"),
-                &format!("a message's `{key}`"),
-            ));
-        }
         for (j, part) in m.parts.iter().enumerate() {
             if block(part).is_none() {
                 let what = if part.kind == PartKind::ImageUrl {
@@ -162,26 +154,7 @@ pub(super) fn refusal(request: &ChatRequest) -> Option<ProviderError> {
             }
         }
     }
-    if let Some(openai::ToolChoice::Named(named)) = &request.tool_choice
-        && named.function.is_none()
-    {
-        return Some(unsupported(
-            "tool_choice".into(),
-            "a tool_choice that names no function",
-        ));
-    }
-    None
-}
-
-/// `null`, `[]`, `{}` or `""`.
-fn is_empty(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::Array(items) => items.is_empty(),
-        Value::Object(fields) => fields.is_empty(),
-        Value::String(text) => text.is_empty(),
-        _ => false,
-    }
+    request.foreign_refusal("anthropic")
 }
 
 #[cfg(test)]
