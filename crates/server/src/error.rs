@@ -190,6 +190,27 @@ impl ApiError {
     }
 }
 
+/// Longest field name (and message) an `unsupported_parameter` answer echoes, in characters: the
+/// name can be a key the client made up.
+const MAX_PARAM_CHARS: usize = 100;
+
+impl ApiError {
+    /// A 400 `unsupported_parameter` naming `field`, both cut to [`MAX_PARAM_CHARS`] (the
+    /// message at twice that and the field's length) so a made-up key is never echoed whole.
+    fn unsupported(message: &str, field: &str) -> Self {
+        let param: String = field.chars().take(MAX_PARAM_CHARS).collect();
+        let message = if field.chars().count() > MAX_PARAM_CHARS {
+            message.replace(field, &format!("{param}…"))
+        } else {
+            message.to_owned()
+        };
+        Self::UnsupportedParameter {
+            message: message.chars().take(2 * MAX_PARAM_CHARS + 100).collect(),
+            param,
+        }
+    }
+}
+
 /// Most violations a 422 `contract_unmet` lists (the first ones of the last attempt).
 const MAX_UNMET_RULES: usize = 20;
 /// Longest path it lists, in characters (a path names keys the model wrote).
@@ -362,10 +383,7 @@ impl From<EngineError> for ApiError {
             EngineError::Turn(TurnError::Provider {
                 error: ProviderError::Unsupported { message, field },
                 ..
-            }) => Self::UnsupportedParameter {
-                message,
-                param: field,
-            },
+            }) => Self::unsupported(&message, &field),
             // Every attempt broke the contract (the last one by content, not by a provider
             // failure) and it has no fallback: the same 422 as on the OpenAI endpoint.
             EngineError::Turn(ref e @ TurnError::Exhausted { ref violations, .. })
@@ -392,10 +410,7 @@ impl From<ProviderError> for ApiError {
     /// provider's `Retry-After`) that names its kind only.
     fn from(error: ProviderError) -> Self {
         if let ProviderError::Unsupported { message, field } = error {
-            return Self::UnsupportedParameter {
-                message,
-                param: field,
-            };
+            return Self::unsupported(&message, &field);
         }
         tracing::warn!(%error, "a passed-through call failed");
         let message = provider_message(&error);
