@@ -98,7 +98,7 @@ fn message(i: usize, m: &openai::ChatMessage) -> Result<ChatMessage, ApiError> {
         other => {
             return Err(ApiError::BadRequest(format!(
                 "messages[{i}]: unsupported message role {:?}",
-                other.as_str()
+                cut(other.as_str())
             )));
         }
     };
@@ -193,6 +193,11 @@ pub(super) fn check_lengths(chat: &[ChatMessage], max_chars: usize) -> Result<()
     Ok(())
 }
 
+/// A name the client chose, as an error message quotes it: at most 40 characters.
+fn cut(name: &str) -> String {
+    name.chars().take(40).collect()
+}
+
 /// Whether `name` is a schema name OpenAI accepts: 1-64 ASCII letters, digits, `_` and `-`.
 fn valid_schema_name(name: &str) -> bool {
     (1..=64).contains(&name.len())
@@ -257,7 +262,8 @@ pub(super) fn contract_for(
         ))),
         ResponseFormatKind::Text => Ok(None),
         ResponseFormatKind::Other(other) => Err(ApiError::BadRequest(format!(
-            "unsupported response_format type {other:?}"
+            "unsupported response_format type {:?}",
+            cut(other)
         ))),
     }
 }

@@ -254,7 +254,15 @@ async fn what_the_upstream_format_cannot_say_is_a_400_naming_it_before_any_call(
         "nothing went upstream: {:?}",
         gateway.mock.requests()
     );
-    // A made-up field name is never echoed whole.
+    // A made-up role or field name is never echoed whole.
+    let (status, answer) = gateway
+        .post(&json!({"model": "gpt", "messages": [{"role": "r".repeat(50_000), "content": "x"}]}))
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        answer["error"]["message"].as_str().unwrap().len() < 200,
+        "{answer}"
+    );
     let mut body = json!({"model": "claude", "messages": hi});
     body[&"k".repeat(50_000)] = json!(1);
     let (status, answer) = gateway.post(&body).await;
