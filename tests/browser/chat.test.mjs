@@ -477,3 +477,31 @@ test('on a phone-sized screen the chat fits, the sidebar opens and closes, and a
     assert.deepEqual(page.problems, []);
   });
 });
+
+test('the conversation list pages: the newest first, then "Show older" for the rest', async () => {
+  await withBridle({}, async ({ bridle, browser }) => {
+    for (let i = 0; i < 57; i++) {
+      const response = await fetch(`${bridle.url}/v1/conversations`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${USER_KEY}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ contract: 'question-cards', context: { mode: `m${i}` } }),
+      });
+      assert.equal(response.status, 201);
+    }
+    const page = await newPage(browser);
+    await page.goto(`${bridle.url}/`);
+    await signIn(page, USER_KEY);
+    const items = page.locator('#conversations li');
+    await items.first().waitFor();
+    assert.equal(await items.count(), 50);
+    assert.match(await items.first().innerText(), /m56/, 'the newest first');
+    const more = page.locator('button.more');
+    assert.equal(await more.innerText(), 'Show older conversations (7)');
+    await more.click();
+    await page.locator('#conversations li').nth(56).waitFor();
+    assert.equal(await items.count(), 57);
+    assert.match(await items.last().innerText(), /m0\b/, 'the oldest last');
+    assert.ok(await more.isHidden(), 'nothing older is left');
+    assert.deepEqual(page.problems, []);
+  });
+});

@@ -77,6 +77,7 @@ function showSidebar(open) {
 
 function renderList() {
   clear(ui.list);
+  renderMore();
   ui.listEmpty.hidden = state.conversations.length > 0;
   for (const c of state.conversations) {
     const current = state.current?.id === c.id;
@@ -103,10 +104,41 @@ function userBubble(content) {
   return el('li', { class: 'msg user', text: content });
 }
 
+// Conversations come a page at a time, newest first; "Show older" fetches the next page.
+const PAGE = 50;
+
 async function loadConversations() {
-  const page = await state.api.get('/v1/conversations', { limit: 100 });
+  const page = await state.api.get('/v1/conversations', { limit: PAGE });
   state.conversations = (page.items ?? []).slice().sort((a, b) => (b.created_at ?? 0) - (a.created_at ?? 0));
+  state.total = page.total ?? state.conversations.length;
   renderList();
+}
+
+async function loadOlder() {
+  const page = await state.api.get('/v1/conversations', { limit: PAGE, offset: state.conversations.length });
+  const known = new Set(state.conversations.map((c) => c.id));
+  state.conversations.push(...(page.items ?? []).filter((c) => !known.has(c.id)));
+  state.total = page.total ?? state.total;
+  renderList();
+}
+
+// The "Show older" button under the list, while older conversations remain.
+function renderMore() {
+  if (!ui.more) {
+    ui.more = el('button', { type: 'button', class: 'more', text: 'Show older conversations' });
+    ui.more.addEventListener('click', async () => {
+      ui.more.disabled = true;
+      try {
+        await loadOlder();
+      } finally {
+        ui.more.disabled = false;
+      }
+    });
+    ui.list.after(ui.more);
+  }
+  const left = (state.total ?? 0) - state.conversations.length;
+  ui.more.hidden = left <= 0;
+  ui.more.textContent = `Show older conversations (${left})`;
 }
 
 async function openConversation(conversation) {
@@ -209,7 +241,7 @@ async function signIn(key) {
 
 function signOut() {
   store.clear();
-  Object.assign(state, { api: null, conversations: [], current: null, busy: false, blocked: false });
+  Object.assign(state, { api: null, conversations: [], total: 0, current: null, busy: false, blocked: false });
   clear(ui.messages);
   clear(ui.list);
   clearBlocked();
@@ -257,6 +289,7 @@ ui.newForm.addEventListener('submit', async (event) => {
   try {
     const conversation = await state.api.post('/v1/conversations', { contract: String(data.get('contract')).trim(), context });
     state.conversations.unshift(conversation);
+    state.total = (state.total ?? 0) + 1;
     await openConversation(conversation);
   } catch (error) {
     ui.newError.textContent = error.message;
