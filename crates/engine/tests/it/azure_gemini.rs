@@ -4,7 +4,7 @@
 //! stored attempt replays; Gemini notes whether structured output went out natively; a model's
 //! own `timeout_secs` overrides its provider's; streamed turns retry after a bad reply.
 
-use bridle_engine::events::{EventSink, TurnEvent};
+use bridle_engine::events::TurnEvent;
 use bridle_engine::providers::ProviderError;
 use bridle_engine::store::{MessageRole, Store, View};
 use bridle_engine::{Config, Engine};
@@ -209,20 +209,8 @@ async fn streamed_turns_through_azure_and_gemini(store: Arc<dyn Store>) {
             .start_conversation("ada", "selfhelp-response", json!({}))
             .await
             .unwrap();
-        let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
-        let seen = tokio::spawn(async move {
-            let mut seen = Vec::new();
-            while let Some(event) = events.recv().await {
-                seen.push(event);
-            }
-            seen
-        });
-        let outcome = engine
-            .send_streaming(&conversation.id, "Hello", None, &sink)
-            .await
-            .unwrap();
-        drop(sink);
-        let seen = seen.await.unwrap();
+        let (result, seen) = crate::streamed_turn(&engine, &conversation.id, "Hello").await;
+        let outcome = result.unwrap();
         assert_eq!(outcome.attempts, 2, "{kind}");
         assert!(!outcome.fallback, "{kind}");
         let failed = seen.iter().filter(|e| {

@@ -5,11 +5,10 @@
 //! budget stops the retries (fallback, or an exhausted error that says so; an SSE event).
 
 use bridle_engine::store::{Message, MessageRole, ModelCount, Route, StatsQuery, Store, View};
-use bridle_engine::{Config, Engine, EngineError, EventSink, TurnError, TurnEvent};
+use bridle_engine::{Config, Engine, EngineError, TurnError, TurnEvent};
 use bridle_mock::{MockConfig, MockServer, Script};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Duration;
 
 on_both_backends! {
     escalation_reaches_the_large_model: sqlite_escalation_reaches_the_large_model, postgres_escalation_reaches_the_large_model;
@@ -271,20 +270,8 @@ async fn a_streamed_turn_escalates_too(store: Arc<dyn Store>) {
         .start_conversation("ada", "selfhelp-response", json!({}))
         .await
         .unwrap();
-    let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
-    let collect = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        while let Some(event) = events.recv().await {
-            seen.push(event);
-        }
-        seen
-    });
-    let outcome = engine
-        .send_streaming(&conversation.id, "Hello", None, &sink)
-        .await
-        .unwrap();
-    drop(sink);
-    let seen = collect.await.unwrap();
+    let (result, seen) = crate::streamed_turn(&engine, &conversation.id, "Hello").await;
+    let outcome = result.unwrap();
     assert_eq!((outcome.attempts, outcome.model.as_str()), (3, "large"));
     let started: Vec<(String, Option<&str>)> = seen
         .iter()
@@ -365,20 +352,8 @@ async fn the_token_budget_stops_retries(store: Arc<dyn Store>) {
         .start_conversation("ada", "answer", json!({}))
         .await
         .unwrap();
-    let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
-    let collect = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        while let Some(event) = events.recv().await {
-            seen.push(event);
-        }
-        seen
-    });
-    let error = engine
-        .send_streaming(&conversation.id, "Hello", None, &sink)
-        .await
-        .unwrap_err();
-    drop(sink);
-    let seen = collect.await.unwrap();
+    let (result, seen) = crate::streamed_turn(&engine, &conversation.id, "Hello").await;
+    let error = result.unwrap_err();
     let EngineError::Turn(TurnError::Exhausted {
         attempts: 1,
         budget_spent: true,

@@ -6,11 +6,10 @@
 //! turn goes on as before.
 
 use crate::turn::engine;
+use bridle_engine::Engine;
 use bridle_engine::store::{ConversationStatus, Message, MessageRole, Store, View};
-use bridle_engine::{Engine, EventSink};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::time::Duration;
 
 on_both_backends! {
     table_chat_falls_back_to_the_text_without_markers: sqlite_table_chat_falls_back_to_the_text_without_markers, postgres_table_chat_falls_back_to_the_text_without_markers;
@@ -95,20 +94,8 @@ async fn table_chat_falls_back_to_the_text_without_markers(store: Arc<dyn Store>
     let next = engine.send(&conversation.id, "Thanks", None).await.unwrap();
     assert!(!next.fallback);
     // Streamed, the fallback is the turn's `message_complete`.
-    let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
-    let collect = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        while let Some(event) = events.recv().await {
-            seen.push(event);
-        }
-        seen
-    });
-    let streamed = engine
-        .send_streaming(&conversation.id, "Add two more", None, &sink)
-        .await
-        .unwrap();
-    drop(sink);
-    let seen = collect.await.unwrap();
+    let (result, seen) = crate::streamed_turn(&engine, &conversation.id, "Add two more").await;
+    let streamed = result.unwrap();
     assert!(streamed.fallback);
     assert_eq!(
         streamed.value["message"],

@@ -23,6 +23,29 @@ macro_rules! on_both_backends {
 }
 
 mod azure_gemini;
+/// Runs a streamed turn of `message` in conversation `id` and returns its result with every
+/// event the turn sent, in order.
+pub(crate) async fn streamed_turn(
+    engine: &bridle_engine::Engine,
+    id: &str,
+    message: &str,
+) -> (
+    Result<bridle_engine::TurnOutcome, bridle_engine::EngineError>,
+    Vec<bridle_engine::TurnEvent>,
+) {
+    let (sink, mut events) = bridle_engine::EventSink::channel(std::time::Duration::from_secs(60));
+    let collect = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        while let Some(event) = events.recv().await {
+            seen.push(event);
+        }
+        seen
+    });
+    let result = engine.send_streaming(id, message, None, &sink).await;
+    drop(sink);
+    (result, collect.await.unwrap())
+}
+
 mod context;
 mod escalate;
 mod fallback;

@@ -4,11 +4,10 @@
 //! SQLite and PostgreSQL alike.
 
 use bridle_engine::store::{MessageRole, Store, View};
-use bridle_engine::{Config, Engine, EngineError, EventSink, TurnError};
+use bridle_engine::{Config, Engine, EngineError, TurnError};
 use bridle_mock::{MockConfig, MockServer, Script, ScriptTurn, Step};
 use serde_json::json;
 use std::sync::Arc;
-use std::time::Duration;
 
 const MAX_BYTES: usize = 1024;
 
@@ -68,13 +67,7 @@ async fn oversized_replies_are_stored_as_their_first_bytes(store: Arc<dyn Store>
         ),
         "{plain:?}"
     );
-    let (sink, mut events) = EventSink::channel(Duration::from_secs(60));
-    let drain = tokio::spawn(async move { while events.recv().await.is_some() {} });
-    let streamed = engine
-        .send_streaming(&conversation.id, "Tell me more", None, &sink)
-        .await;
-    drop(sink);
-    drain.await.unwrap();
+    let (streamed, _) = crate::streamed_turn(&engine, &conversation.id, "Tell me more").await;
     assert!(
         matches!(
             streamed,
