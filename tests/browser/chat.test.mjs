@@ -7,52 +7,9 @@
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { ADMIN_KEY, ROOT, USER_KEY, newPage, signIn, withBridle } from './harness.mjs';
+import { ADMIN_KEY, USER_KEY, newPage, signIn, withBridle } from './harness.mjs';
+import { openChat, reply, reply_n, say, shot, turns } from './chat-steps.mjs';
 import * as fx from './fixtures.mjs';
-
-const SHOTS = process.env.BRIDLE_SCREENSHOTS === '1';
-
-async function shot(page, name) {
-  if (!SHOTS) return;
-  const dir = join(ROOT, 'docs', 'screenshots');
-  mkdirSync(dir, { recursive: true });
-  await page.screenshot({ path: join(dir, `chat-${name}.png`), fullPage: false });
-}
-
-const reply = (text) => ({ reply: text });
-const turns = (...replies) => ({ turns: replies.map((r) => ({ attempts: Array.isArray(r) ? r : [r] })) });
-
-// Opens the chat page signed in, with a new conversation under `contract` and `context`.
-async function openChat(browser, bridle, { contract = 'selfhelp-response', page: pageName = '', mode = '', viewport } = {}) {
-  const page = await newPage(browser, viewport ? { viewport } : {});
-  await page.goto(`${bridle.url}/`);
-  await signIn(page, USER_KEY);
-  if (viewport && viewport.width <= 720) await page.locator('#toggle-sidebar').click();
-  await page.locator('#nc-contract').fill(contract);
-  await page.locator('#nc-page').selectOption(pageName);
-  await page.locator('#nc-mode').selectOption(mode);
-  await page.locator('#new-conversation button[type="submit"]').click();
-  await page.locator('#chat-title', { hasText: contract }).waitFor();
-  return page;
-}
-
-// Waits until reply number `n` (1-based) has finished and returns its locator.
-async function reply_n(page, n) {
-  const bubble = page.locator('.msg.assistant').nth(n - 1);
-  await bubble.and(page.locator('[data-state="complete"], [data-state="error"]')).waitFor({ timeout: 20000 });
-  if ((await bubble.getAttribute('data-state')) === 'error') throw new Error(`reply ${n} failed: ${await bubble.innerText()}`);
-  return bubble;
-}
-
-// Types `text` into the composer, presses Enter, and returns the reply's bubble once finished.
-async function say(page, text) {
-  const before = await page.locator('.msg.assistant').count();
-  await page.locator('#composer-input').fill(text);
-  await page.locator('#composer-input').press('Enter');
-  return reply_n(page, before + 1);
-}
 
 test('sign in with a user key; a wrong key is refused; the key lasts the tab; sign out', async () => {
   await withBridle({}, async ({ bridle, browser }) => {

@@ -2,7 +2,8 @@
 // conversations, load one's history, send messages and render the streamed replies.
 //
 // Exports nothing; it runs on load. Parts: shared/api.js (HTTP), stream.js (one streamed turn),
-// render.js (a reply's value), safety.js (banners, blocked state).
+// render.js (a reply's value), safety.js (banners, blocked state), turn-context.js (the page,
+// mode and application state the next message runs under).
 
 import { ApiError, client, keyStore } from '../shared/api.js';
 import { fillContracts } from '../shared/contracts.js';
@@ -10,6 +11,7 @@ import { clear, el, formatTime } from '../shared/dom.js';
 import { blockedBanner } from './safety.js';
 import { assistantBubble, streamTurn } from './stream.js';
 import { renderValue } from './render.js';
+import { contextPanel } from './turn-context.js';
 
 const $ = (id) => document.getElementById(id);
 const store = keyStore('bridle.chat.key');
@@ -36,6 +38,11 @@ const ui = {
   composer: $('composer'),
   input: $('composer-input'),
 };
+
+// The context the next message runs under, shown under the title as it changes.
+const panel = contextPanel(() => {
+  if (state.current) ui.context.textContent = panel.describe();
+});
 
 function describe(conversation) {
   // The list view carries a short summary of each context, not the context itself.
@@ -153,9 +160,12 @@ async function openConversation(conversation) {
   state.loading = true;
   setComposer();
   let history;
+  let full;
   let failure = null;
+  const path = `/v1/conversations/${encodeURIComponent(conversation.id)}`;
   try {
-    history = await state.api.get(`/v1/conversations/${encodeURIComponent(conversation.id)}/messages`);
+    // The list carries a summary of each context; the conversation itself has it whole.
+    [full, history] = await Promise.all([state.api.get(path), state.api.get(`${path}/messages`)]);
   } catch (error) {
     failure = error;
   } finally {
@@ -171,13 +181,25 @@ async function openConversation(conversation) {
     return;
   }
   const messages = history.messages ?? [];
+  const users = messages.filter((m) => m.role === 'user');
+  panel.load(full?.context, users.at(-1)?.context);
+  ui.context.textContent = panel.describe();
   messages.forEach((m, i) => {
     if (m.role === 'user') {
       ui.messages.appendChild(userBubble(m.content ?? ''));
     } else {
+      // A reply is drawn with the state its turn ran under, and with the answer the next
+      // message gave its cards.
+      const asked = messages[i - 1]?.role === 'user' ? messages[i - 1] : null;
+      const next = messages[i + 1]?.role === 'user' ? messages[i + 1] : null;
       const last = i === messages.length - 1;
       const node = el('li', { class: 'msg assistant', dataset: { state: 'complete' } },
-        renderValue(m.value, { send, interactive: last && conversation.status !== 'blocked' }));
+        renderValue(m.value, {
+          send,
+          interactive: last && conversation.status !== 'blocked',
+          appState: asked?.context?.app_state ?? null,
+          answered: next?.answer ?? null,
+        }));
       ui.messages.appendChild(node);
     }
   });
@@ -192,11 +214,14 @@ async function openConversation(conversation) {
 function send(content, answer = null) {
   const text = String(content ?? '').trim();
   if (!text || !state.current || state.busy || state.blocked || state.loading) return false;
-  runTurn(state.current, text, answer);
+  // The turn runs under the panel's page, mode and application state.
+  const turn = panel.read();
+  if (turn.error) return false;
+  runTurn(state.current, text, { answer, context: turn.context, appState: panel.appState() });
   return true;
 }
 
-async function runTurn(conversation, content, answer) {
+async function runTurn(conversation, content, { answer, context, appState }) {
   state.busy = true;
   setComposer();
   ui.messages.appendChild(userBubble(content));
@@ -206,7 +231,7 @@ async function runTurn(conversation, content, answer) {
   const observer = new MutationObserver(scrollToEnd);
   observer.observe(bubble.node, { childList: true, subtree: true });
   try {
-    const { decision } = await streamTurn(state.api, conversation.id, content, bubble, { send, answer });
+    const { decision } = await streamTurn(state.api, conversation.id, content, bubble, { send, answer, context, appState });
     if (decision?.blocked) setBlocked(decision.crisis_resources ?? null);
   } catch (error) {
     bubble.node.remove();
@@ -247,6 +272,7 @@ function signOut() {
   clearBlocked();
   ui.title.textContent = 'No conversation open';
   ui.context.textContent = '';
+  panel.hide();
   ui.app.hidden = true;
   document.body.dataset.signedIn = 'false';
   ui.signinKey.value = '';

@@ -9,6 +9,8 @@
 //       takes. A lone single-choice card is answered with one click on an option; otherwise
 //       pick, then press the button. A card with neither a choice nor text shows an error
 //       instead of sending. Once sent, the cards show as answered, the chosen options marked.
+//       answered: answers by id given before (a conversation's history) — the cards are shown
+//       answered with them, and take no new answer.
 
 import { el } from '../shared/dom.js';
 
@@ -74,6 +76,7 @@ function cardNode(card) {
     inputs,
     multi,
     question: card.question_text ?? '',
+    questionId: card.question_id ?? null,
     /** The answer by id, as the API takes it; null without a question id. */
     ids() {
       if (!card.question_id) return null;
@@ -84,6 +87,12 @@ function cardNode(card) {
       };
       if (own) answer.text = own;
       return answer;
+    },
+    /** Shows an earlier answer by id: its options ticked, its free text filled in. */
+    fill(answer) {
+      const chosen = new Set(Array.isArray(answer?.option_ids) ? answer.option_ids : []);
+      for (const x of inputs) x.input.checked = chosen.has(x.input.value);
+      if (freeText && typeof answer?.text === 'string') freeText.value = answer.text;
     },
     /** Marks the card answered: its chosen options stand out. */
     answered() {
@@ -106,7 +115,7 @@ function cardNode(card) {
   };
 }
 
-export function renderCards(cards, { onSubmit, interactive = true } = {}) {
+export function renderCards(cards, { onSubmit, interactive = true, answered = null } = {}) {
   const list = (Array.isArray(cards) ? cards : []).filter((c) => c && typeof c === 'object');
   if (list.length === 0) return null;
   const built = list.map(cardNode);
@@ -122,6 +131,16 @@ export function renderCards(cards, { onSubmit, interactive = true } = {}) {
     for (const c of node.querySelectorAll('input, button')) c.disabled = true;
   };
   if (!interactive) disable();
+  if (Array.isArray(answered) && answered.length) {
+    for (const b of built) {
+      const answer = answered.find((a) => a && a.question_id === b.questionId);
+      if (!answer) continue;
+      b.fill(answer);
+      b.answered();
+    }
+    disable();
+    status.textContent = 'Answered.';
+  }
   // One click answers a lone single-choice card.
   if (built.length === 1 && !built[0].multi) {
     for (const x of built[0].inputs) {

@@ -3,11 +3,17 @@
 // Applying dispatches a `bridle:apply-proposal` event on window with {type, data} — the rows
 // left ticked — for the application hosting the chat; the chat itself changes no table.
 //
+// An update shows each changed column's old value (struck through) next to the new one, and a
+// delete the row's values, when the turn's application state has the table's rows (spec 03:
+// "hover tooltip shows old value"; here it is also in the cell, for touch screens and readers).
+//
 // Exports:
-//   renderProposal(payload, {interactive})  the proposal element ({type, data}); unknown
-//                                           payload types are shown as JSON
+//   renderProposal(payload, {interactive, appState})  the proposal element ({type, data});
+//       appState: the turn's application state (its `table.rows`, each with `row_id`), for
+//       old values; unknown payload types are shown as JSON
 
 import { el } from '../shared/dom.js';
+import { tableRows } from './turn-context.js';
 
 const show = (v) => (v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 const pairs = (obj) => (obj && typeof obj === 'object' ? Object.entries(obj).map(([k, v]) => `${k}: ${show(v)}`).join('; ') : show(obj));
@@ -54,8 +60,36 @@ function schemaBody(data) {
   return { parts, selected: () => data };
 }
 
-function dataBody(data, interactive) {
+// The row an operation names, from the table the turn ran with (`row_id`, or `id`).
+// A row's values without its id, for a delete's cell.
+function rowValues(row) {
+  if (!row) return '';
+  return Object.fromEntries(Object.entries(row).filter(([k]) => k !== 'row_id' && k !== 'id'));
+}
+
+function currentRow(rows, op) {
+  if (op.row_id === undefined || op.row_id === null) return null;
+  return rows.find((r) => String(r.row_id ?? r.id) === String(op.row_id)) ?? null;
+}
+
+// An update's changes: "Column: old → new" when the old value is known, else "Column: new".
+function changeCells(changes, before) {
+  if (!changes || typeof changes !== 'object') return show(changes);
+  return Object.entries(changes).map(([column, value]) => {
+    const known = before && Object.hasOwn(before, column);
+    return el(
+      'span',
+      { class: 'change', title: known ? `was: ${show(before[column])}` : null, dataset: { column } },
+      `${column}: `,
+      known ? [el('del', { text: show(before[column]) }), ' → '] : null,
+      el('ins', { text: show(value) }),
+    );
+  });
+}
+
+function dataBody(data, interactive, appState) {
   const ops = Array.isArray(data?.operations) ? data.operations : [];
+  const rowsNow = tableRows(appState);
   const boxes = [];
   const rows = ops.map((op, i) => {
     const box = el('input', { type: 'checkbox', checked: true, disabled: !interactive, 'aria-label': `Include change ${i + 1} (${op.action})` });
@@ -66,7 +100,9 @@ function dataBody(data, interactive) {
       el('td', {}, box),
       el('td', { text: op.action ?? '' }),
       el('td', { text: op.row_id === undefined ? 'new' : `#${op.row_id}` }),
-      el('td', { text: pairs(op.data ?? op.changes ?? '') }),
+      op.action === 'update'
+        ? el('td', {}, changeCells(op.changes, currentRow(rowsNow, op)))
+        : el('td', { text: pairs(op.data ?? op.changes ?? (op.action === 'delete' ? rowValues(currentRow(rowsNow, op)) : '')) }),
     );
   });
   return {
@@ -76,7 +112,7 @@ function dataBody(data, interactive) {
   };
 }
 
-export function renderProposal(payload, { interactive = true } = {}) {
+export function renderProposal(payload, { interactive = true, appState = null } = {}) {
   const type = payload?.type ?? 'payload';
   const data = payload?.data ?? {};
   let title;
@@ -87,7 +123,7 @@ export function renderProposal(payload, { interactive = true } = {}) {
   } else if (type === 'data_proposal') {
     const n = Array.isArray(data.operations) ? data.operations.length : 0;
     title = `Data changes (${n} row${n === 1 ? '' : 's'})`;
-    body = dataBody(data, interactive);
+    body = dataBody(data, interactive, appState);
   } else {
     title = `Proposal: ${type}`;
     body = { parts: [el('pre', {}, el('code', { text: JSON.stringify(data, null, 2) }))], selected: () => data };

@@ -4,9 +4,11 @@
 // analysis); anything else is shown as JSON.
 //
 // Exports:
-//   renderValue(value, ctx)  ctx: {send(text), interactive, partial, decision}. A partial value
-//       (streaming) shows only what is safe to show half-written: text and progress, no form,
-//       no buttons that send.
+//   renderValue(value, ctx)  ctx: {send(text, answers), interactive, partial, decision,
+//       appState, answered}. A partial value (streaming) shows only what is safe to show
+//       half-written: text and progress, no form, no buttons that send. appState: the turn's
+//       application state (a data proposal's old values); answered: the answers by id the next
+//       message gave the reply's cards (history: the cards show answered).
 //   pickSuggestion(item, text, send)  what a chip does: send its text, or open a safe link
 //       for `navigate` / `external_link`
 
@@ -54,7 +56,7 @@ function selfhelp(value, ctx) {
 function markers(value, ctx) {
   return [
     el('div', { class: 'message-text' }, markdown(value.message ?? '')),
-    value.payload ? renderProposal(value.payload, { interactive: ctx.interactive && !ctx.partial }) : null,
+    value.payload ? renderProposal(value.payload, { interactive: ctx.interactive && !ctx.partial, appState: ctx.appState }) : null,
     chips(value.suggested_values, (item) => ctx.send(String(item?.value ?? item?.label ?? item)), 'Suggested values', ctx.interactive && !ctx.partial),
     chips(
       value.suggested_actions,
@@ -68,7 +70,7 @@ function markers(value, ctx) {
 function cards(value, ctx) {
   return [
     el('div', { class: 'message-text' }, markdown(value.message ?? '')),
-    renderCards(value.question_cards, { onSubmit: ctx.send, interactive: ctx.interactive && !ctx.partial }),
+    renderCards(value.question_cards, { onSubmit: ctx.send, interactive: ctx.interactive && !ctx.partial, answered: ctx.answered }),
   ];
 }
 
@@ -105,7 +107,7 @@ function topic(value) {
 }
 
 export function renderValue(value, ctx) {
-  const context = { send: () => false, interactive: true, partial: false, decision: null, ...ctx };
+  const context = { send: () => false, interactive: true, partial: false, decision: null, appState: null, answered: null, ...ctx };
   let parts;
   if (value && typeof value === 'object' && value.content && typeof value.content === 'object') {
     parts = selfhelp(value, context);

@@ -16,9 +16,12 @@
 // Exports:
 //   assistantBubble()  {node, body, notes, meta} — node carries data-state
 //                      (streaming | complete | error) for styles and tests
-//   streamTurn(api, conversationId, content, bubble, {send, onSafety})
-//       resolves {value, decision} after message_complete; rejects with the ApiError of a
-//       refused request (blocked 423, rate limit 429, …) before any event
+//   streamTurn(api, conversationId, content, bubble, {send, onSafety, answer, context, appState})
+//       answer: card answers by id (sent instead of content); context: this turn's context
+//       (page, mode, app_state), merged over the conversation's; appState: the state the turn
+//       runs under (a data proposal's old values). Resolves {value, decision} after
+//       message_complete; rejects with the ApiError of a refused request (blocked 423, rate
+//       limit 429, …) before any event
 
 import { el, clear, liveMarkdown } from '../shared/dom.js';
 import { chips } from './blocks.js';
@@ -41,7 +44,7 @@ export function assistantBubble() {
   return { node, body, notes, meta };
 }
 
-export async function streamTurn(api, conversationId, content, bubble, { send, onSafety, answer = null } = {}) {
+export async function streamTurn(api, conversationId, content, bubble, { send, onSafety, answer = null, context = null, appState = null } = {}) {
   let attempt = 0;
   let text = '';
   let partial = null;
@@ -66,7 +69,7 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
       live.markdown.update(text);
       bubble.body.appendChild(live.node);
     }
-    if (extras.payload) bubble.body.appendChild(renderProposal(extras.payload, { interactive: false }));
+    if (extras.payload) bubble.body.appendChild(renderProposal(extras.payload, { interactive: false, appState }));
     if (extras.suggestions) {
       const items = extras.suggestions.suggested_values ?? extras.suggestions.suggested_actions;
       const chipGroup = chips(items, () => {}, 'Suggestions', false);
@@ -139,6 +142,7 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
 
   // Card answers go by id (the server checks them against the cards it sent); anything else as text.
   const body = answer ? { answer } : { content };
+  if (context) body.context = context;
   await api.stream(`/v1/conversations/${encodeURIComponent(conversationId)}/messages`, body, ({ event, data }) => {
     handlers[event]?.(data);
   });
@@ -149,7 +153,7 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
   clear(bubble.body);
   if (final) {
     const value = final.value;
-    const reply = renderValue(value, { send, interactive: true, decision });
+    const reply = renderValue(value, { send, interactive: true, decision, appState });
     const isSelfhelp = value && typeof value === 'object' && value.content;
     if (decision && !isSelfhelp) {
       const banner = safetyBanner(decision, null);

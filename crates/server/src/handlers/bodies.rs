@@ -108,14 +108,18 @@ pub struct BridleExtension<'a> {
     pub fallback: bool,
 }
 
-/// One message of the user's view of a conversation: what the user wrote, or the checked value
-/// of a reply.
+/// One message of the user's view of a conversation: what the user wrote (with the context its
+/// turn ran under and, for a card answer, the answers by id), or the checked value of a reply.
 #[derive(Debug, Serialize)]
 #[serde(tag = "role", rename_all = "lowercase")]
 pub enum HistoryMessage<'a> {
     User {
         id: i64,
         content: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        context: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        answer: Option<&'a Value>,
         created_at: i64,
     },
     Assistant {
@@ -131,6 +135,8 @@ impl<'a> From<&'a Message> for HistoryMessage<'a> {
             MessageRole::User => Self::User {
                 id: m.id,
                 content: &m.data.content,
+                context: m.data.context.as_ref(),
+                answer: m.data.answer.as_ref(),
                 created_at: m.created_at,
             },
             MessageRole::Assistant => Self::Assistant {
@@ -201,11 +207,27 @@ mod tests {
         let user = HistoryMessage::User {
             id: 1,
             content: "hi",
+            context: None,
+            answer: None,
             created_at: 5,
         };
         assert_eq!(
             serde_json::to_value(&user).unwrap(),
             json!({"id": 1, "role": "user", "content": "hi", "created_at": 5})
+        );
+        let context = json!({"page": "table_view"});
+        let answer = json!([{"question_id": "q_1", "option_ids": ["opt_2"]}]);
+        let answered = HistoryMessage::User {
+            id: 3,
+            content: "Who? — Me",
+            context: Some(&context),
+            answer: Some(&answer),
+            created_at: 7,
+        };
+        assert_eq!(
+            serde_json::to_value(&answered).unwrap(),
+            json!({"id": 3, "role": "user", "content": "Who? — Me", "context": {"page": "table_view"},
+                   "answer": [{"question_id": "q_1", "option_ids": ["opt_2"]}], "created_at": 7})
         );
         let value = Some(json!({"message": "hello"}));
         let reply = HistoryMessage::Assistant {

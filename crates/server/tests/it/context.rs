@@ -70,6 +70,19 @@ async fn a_message_brings_its_turns_context_and_keeps_it() {
             json!({"page": "home", "mode": "discovery"})
         ]
     );
+    // The user's own view shows the same: each message with the context its turn ran under.
+    let (status, body) = h.call("GET", &path, Some(ADA), None).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let users: Vec<&Value> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert_eq!(users.len(), 2, "{body}");
+    assert_eq!(users[0]["context"]["app_state"], json!({"tab": 2}));
+    assert_eq!(users[1]["context"]["mode"], "discovery");
+    assert!(users[0].get("answer").is_none(), "{body}");
 }
 
 #[tokio::test]
@@ -141,4 +154,10 @@ async fn a_card_is_answered_with_ids_over_http() {
     assert_eq!(users.len(), 2, "the refused answers left nothing behind");
     let label = card["options"][0]["label"].as_str().unwrap();
     assert!(users[1]["content"].as_str().unwrap().ends_with(label));
+    // ... and the user's view keeps the answer's ids, so a page can show the card answered.
+    assert_eq!(
+        users[1]["answer"],
+        json!([{"question_id": question_id, "option_ids": ["opt_1"]}]),
+        "{history}"
+    );
 }
