@@ -6,8 +6,8 @@
 
 use crate::{Outcome, setup};
 use anyhow::{Context as _, Result};
-use bridle_mock::{Fault, MockConfig, Script};
-use clap::Args;
+use bridle_mock::{Fault, MockConfig, SafetyMode, Script};
+use clap::{Args, ValueEnum};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
@@ -51,6 +51,26 @@ pub struct MockArgs {
     /// client's SSE decoder on split frames and characters); default: one write per frame.
     #[arg(long, value_name = "N")]
     stream_chunk_bytes: Option<usize>,
+    /// How a reply's `safety` object is filled: from the user's message (crisis and worry
+    /// words), or drawn at random like every other value (tests of the safety policy).
+    #[arg(long, value_enum, default_value_t = Safety::Message)]
+    safety: Safety,
+}
+
+/// `--safety`: the command line's names for [`SafetyMode`].
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Safety {
+    Message,
+    Random,
+}
+
+impl From<Safety> for SafetyMode {
+    fn from(safety: Safety) -> Self {
+        match safety {
+            Safety::Message => Self::Message,
+            Safety::Random => Self::Random,
+        }
+    }
 }
 
 pub fn run(dirs: &[PathBuf], args: MockArgs) -> Result<Outcome> {
@@ -63,6 +83,7 @@ pub fn run(dirs: &[PathBuf], args: MockArgs) -> Result<Outcome> {
         stream_piece_chars: args.stream_piece_chars,
         stream_interval_ms: args.stream_interval_ms,
         stream_chunk_bytes: args.stream_chunk_bytes,
+        safety: args.safety.into(),
         contracts,
         ..MockConfig::default()
     };

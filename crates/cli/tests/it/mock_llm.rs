@@ -208,3 +208,41 @@ fn the_servers_run_without_transparent_huge_pages_unless_mimalloc_is_told_otherw
     );
     assert!(huge_pages_enabled(&allowed));
 }
+
+/// The danger levels the mock gives `n` ordinary messages ("message N") under `selfhelp-response`.
+async fn danger_levels(url: &str, n: usize) -> std::collections::BTreeSet<String> {
+    let contracts = bridle_core::Contracts::builtin().unwrap();
+    let contract = contracts.get("selfhelp-response").unwrap();
+    let system = contract.instructions(&bridle_core::Context::new());
+    let client = reqwest::Client::new();
+    let mut levels = std::collections::BTreeSet::new();
+    for i in 0..n {
+        let body = serde_json::json!({"model": "m", "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": format!("message {i}")}
+        ]});
+        let reply: serde_json::Value = client
+            .post(format!("{url}/v1/chat/completions"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let content = reply["choices"][0]["message"]["content"].as_str().unwrap();
+        let value: serde_json::Value = serde_json::from_str(content).unwrap();
+        levels.insert(value["safety"]["danger_level"].to_string());
+    }
+    levels
+}
+
+#[tokio::test]
+async fn safety_follows_the_message_unless_random_is_asked_for() {
+    let (_quiet, url) = start(&["--seed", "1"]);
+    let levels = danger_levels(&url, 30).await;
+    assert_eq!(levels.into_iter().collect::<Vec<_>>(), ["null"]);
+    let (_random, url) = start(&["--seed", "1", "--safety", "random"]);
+    let levels = danger_levels(&url, 30).await;
+    assert!(levels.len() >= 3, "every level can be drawn: {levels:?}");
+}
