@@ -41,6 +41,11 @@ impl GivenChat {
             earlier: Vec::new(),
             state: Value::Object(Map::new()),
         };
+        // A `json` contract's replies are JSON already and its instructions take no history:
+        // without a state, there is nothing to read.
+        if contract.kind() == Kind::Json && contract.state_kind().is_none() {
+            return read;
+        }
         for message in &mut read.messages {
             if message.role != Role::Assistant || !message.tool_calls.is_empty() {
                 continue;
