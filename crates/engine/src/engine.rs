@@ -5,6 +5,7 @@ use crate::answer::{self, Answers};
 use crate::chat_call::ChatCall;
 use crate::config::{Config, ModelConfig, ProviderKind};
 use crate::events::{EventSink, TurnEvent};
+use crate::given_chat::GivenChat;
 use crate::metrics::EngineMetrics;
 use crate::policy::{SafetyConfigError, SafetyPolicy};
 use crate::providers::gemini::GeminiOptions;
@@ -439,12 +440,19 @@ impl Engine {
         context.insert("source".into(), Value::String("openai".into()));
         let context = Value::Object(context);
         let read = TurnContext::read(&context)?;
-        // Stored with the user's message, in one transaction.
-        let conversation = Conversation::start(&NewConversation {
+        // Stored with the user's message, in one transaction; its state is what the chat's
+        // earlier replies built.
+        let mut conversation = Conversation::start(&NewConversation {
             user_id: call.user_id.to_owned(),
             contract: call.contract.name().to_owned(),
             context: context.clone(),
         });
+        let mut given = GivenChat::read(call.contract, call.messages, &read.facts);
+        given.ask(
+            call.contract,
+            turn_context::topic_id(&read.facts, &conversation.id),
+        )?;
+        conversation.state = given.state.clone();
         let input = TurnInput {
             store: self.store.as_ref(),
             models: &self.models,
@@ -459,7 +467,7 @@ impl Engine {
             turn_context: Some(&context),
             answer: None,
             user_message: &user_message,
-            given_messages: Some(call.messages),
+            given_messages: Some(&given),
             passthrough: Some(call.passthrough),
             metrics: &self.metrics,
             events: None,

@@ -10,6 +10,7 @@ mod config;
 mod config_docs;
 mod crash;
 mod eval;
+mod flows;
 mod hostile;
 mod hostile_mock;
 mod keys;

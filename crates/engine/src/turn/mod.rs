@@ -85,10 +85,10 @@ pub struct TurnInput<'a> {
     pub answer: Option<&'a Value>,
     /// The user's message.
     pub user_message: &'a str,
-    /// A chat the client sent whole (the OpenAI-compatible endpoint): its system messages
-    /// follow the contract's instructions, its other messages replace the stored history and
-    /// `user_message`. `None`: the conversation's stored history.
-    pub given_messages: Option<&'a [ChatMessage]>,
+    /// A chat the client sent whole (the OpenAI-compatible endpoint), read against the
+    /// contract: its system messages follow the contract's instructions, its other messages
+    /// replace the stored history and `user_message`. `None`: the conversation's stored history.
+    pub given_messages: Option<&'a crate::GivenChat>,
     /// What the client sends beside the chat (the OpenAI-compatible endpoint): its tools, tool
     /// choice and options go with every attempt, and a reply calling one of its tools ends the
     /// turn as that call.

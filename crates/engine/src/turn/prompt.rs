@@ -1,6 +1,7 @@
 //! The prompt of each attempt: [`base_messages`] (system text — the contract's instructions,
-//! the "Application state" section, the application's prompt — then
-//! history and the user's message, or the chat a client sent whole) and [`request`], which adds the previous attempt's bad reply
+//! the "Application state" section, the application's prompt, the note of the conversation's
+//! state — then history and the user's message, or the chat a client sent whole, as
+//! [`crate::GivenChat`] read it) and [`request`], which adds the previous attempt's bad reply
 //! and its feedback and addresses it to the attempt's model.
 
 use super::{MAX_HISTORY_MESSAGES, TurnInput};
@@ -23,14 +24,31 @@ pub(super) async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessa
         }
         system
     };
+    let state_note = |mut system: String| {
+        if let Some(note) = input.contract.state_note(&input.conversation.state) {
+            system.push_str("\n\n");
+            system.push_str(&note);
+        }
+        system
+    };
     if let Some(given) = input.given_messages {
-        let mut system = app_prompt(input.contract.instructions(input.context));
-        for message in given.iter().filter(|m| m.role.is_instructions()) {
+        let mut system = state_note(app_prompt(
+            input
+                .contract
+                .instructions_with_history(input.context, &given.earlier),
+        ));
+        for message in given.messages.iter().filter(|m| m.role.is_instructions()) {
             system.push_str("\n\n");
             system.push_str(message.content.trim());
         }
         let mut messages = vec![ChatMessage::new(Role::System, system)];
-        messages.extend(given.iter().filter(|m| !m.role.is_instructions()).cloned());
+        messages.extend(
+            given
+                .messages
+                .iter()
+                .filter(|m| !m.role.is_instructions())
+                .cloned(),
+        );
         return Ok(messages);
     }
     let history = input
@@ -44,15 +62,11 @@ pub(super) async fn base_messages(input: &TurnInput<'_>) -> Result<Vec<ChatMessa
         .filter(|m| m.data.role == MessageRole::Assistant)
         .filter_map(|m| m.data.value.clone())
         .collect();
-    let mut system = app_prompt(
+    let system = state_note(app_prompt(
         input
             .contract
             .instructions_with_history(input.context, &earlier),
-    );
-    if let Some(note) = input.contract.state_note(&input.conversation.state) {
-        system.push_str("\n\n");
-        system.push_str(&note);
-    }
+    ));
     let mut messages = vec![ChatMessage::new(Role::System, system)];
     for message in history {
         let role = match message.data.role {

@@ -49,6 +49,7 @@ pub(crate) async fn streamed_turn(
 mod context;
 mod escalate;
 mod fallback;
+mod given_chat;
 mod http_turn;
 mod oversize;
 mod policy;
