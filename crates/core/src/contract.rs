@@ -343,7 +343,10 @@ impl Contract {
     }
 
     /// The user's `message` as sent to the model: unchanged, or — for a contract that keeps
-    /// topic state — the `<llmQuery>` carrying it with the conversation's topic context.
+    /// topic state — the `<llmQuery>` carrying it with the conversation's topic context. A
+    /// message that already is an `<llmQuery>` (an application that builds its own) is sent as
+    /// written when it follows spec 05's query rules, and refused when it does not — never
+    /// wrapped in a second query.
     pub fn user_prompt(
         &self,
         message: &str,
@@ -352,6 +355,14 @@ impl Contract {
         message_count: u64,
     ) -> Result<String, crate::xml::query::QueryError> {
         match self.state {
+            Some(StateKind::Topic) if is_own_query(message) => {
+                match crate::xml::query_check::check(message).first() {
+                    None => Ok(message.to_owned()),
+                    Some(v) => Err(crate::xml::query::QueryError::InvalidQuery(
+                        own_query_fault(v),
+                    )),
+                }
+            }
             Some(StateKind::Topic) => crate::xml::topic::TopicState::from_value(&state[TOPIC_KEY])
                 .query(message, conversation_id, message_count),
             None => Ok(message.to_owned()),
@@ -434,4 +445,22 @@ impl Contract {
     pub fn feedback(&self, checked: &Checked) -> String {
         crate::feedback::render(self, checked)
     }
+}
+
+/// Whether a user's message is an `<llmQuery>` document the application built itself.
+fn is_own_query(message: &str) -> bool {
+    message
+        .trim_start()
+        .strip_prefix('<')
+        .is_some_and(|rest| rest.starts_with(crate::xml::query_check::ROOT))
+}
+
+/// The first rule an application's own query breaks, in at most 200 characters.
+fn own_query_fault(violation: &Violation) -> String {
+    let text = if violation.path.is_empty() {
+        violation.message.clone()
+    } else {
+        format!("{} (at {})", violation.message, violation.path)
+    };
+    text.chars().take(200).collect()
 }

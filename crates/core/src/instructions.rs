@@ -91,10 +91,8 @@ fn render_text(contract: &Contract, context: &Context) -> String {
         out.push('\n');
     }
     let mode = context.get(crate::text::MODE_KEY);
-    if let (Some(cards), Some(category)) = (
-        contract.cards,
-        mode.and_then(crate::cards::Category::from_mode),
-    ) {
+    let category = mode.and_then(crate::cards::Category::from_mode);
+    if let (Some(cards), Some(category)) = (contract.cards, category) {
         let _ = write!(
             out,
             "\nConversation mode: {}. When you ask the user to choose, the application shows the question as a card with buttons:\n\
@@ -112,7 +110,10 @@ fn render_text(contract: &Contract, context: &Context) -> String {
             );
         }
     }
-    if let Some(example) = &contract.example_text {
+    // A card contract's example asks a question with options: outside the card modes it would
+    // invite options that never become cards, so it is shown in the card modes only.
+    let example_fits = contract.cards.is_none() || category.is_some();
+    if let Some(example) = contract.example_text.as_ref().filter(|_| example_fits) {
         out.push_str("\nExample of a reply:\n");
         out.push_str(example);
         out.push('\n');
@@ -159,6 +160,29 @@ mod tests {
             let other = crate::Context::new().with("page", "p").with("mode", "m");
             assert_eq!(contract.instructions_with_history(&other, &[]), plain);
             assert_eq!(plain, super::render_structured(&contract));
+        }
+    }
+
+    #[test]
+    fn a_card_contracts_example_is_shown_in_the_card_modes_only() {
+        let registry = crate::registry::Contracts::builtin().unwrap();
+        let contract = registry.get("question-cards").unwrap();
+        let in_mode = |mode: &str| contract.instructions(&crate::Context::new().with("mode", mode));
+        for mode in ["discovery", "clarification", "mode_selection"] {
+            let text = in_mode(mode);
+            assert!(text.contains("Example of a reply:\n"), "{mode}: {text}");
+            assert!(
+                text.contains("(B) Everyone in the flat (recommended)"),
+                "{mode}"
+            );
+        }
+        // A normal reply is not shown a question with lettered options to copy.
+        for text in [
+            in_mode("normal"),
+            contract.instructions(&crate::Context::new()),
+        ] {
+            assert!(!text.contains("Example of a reply"), "{text}");
+            assert!(!text.contains("(A) "), "{text}");
         }
     }
 

@@ -67,8 +67,9 @@ impl GivenChat {
     }
 
     /// Sends the last user message as the contract sends a user's message (spec 05's
-    /// `<llmQuery>` under a topic state, with `topic_id`), unless it already is a query or holds
-    /// media. A message the query cannot carry (past its 10,000 characters) is refused.
+    /// `<llmQuery>` under a topic state, with `topic_id`), unless it holds media; an
+    /// application's own query is sent as written. A message the query cannot carry (past its
+    /// 10,000 characters) and an own query that breaks spec 05's query rules are refused.
     pub fn ask(&mut self, contract: &Contract, topic_id: &str) -> Result<(), EngineError> {
         if contract.state_kind().is_none() {
             return Ok(());
@@ -81,7 +82,8 @@ impl GivenChat {
             .filter(|m| matches!(m.role, Role::User | Role::Assistant))
             .count();
         let message = &mut self.messages[index];
-        if message.has_media() || message.content.trim_start().starts_with("<llmQuery") {
+        // An application's own `<llmQuery>` is checked and kept as written by `user_prompt`.
+        if message.has_media() {
             return Ok(());
         }
         let count = u64::try_from(count).unwrap_or(u64::MAX);
@@ -207,6 +209,15 @@ mod tests {
         let mut read = GivenChat::read(&topic, &chat(&[(Role::User, own)]), &Context::new());
         read.ask(&topic, "b").unwrap();
         assert_eq!(read.messages[0].content, own);
+        // ... but one that breaks the query rules is refused, never wrapped in a second query.
+        let broken = "<llmQuery><context topicId=\"a\" messageCount=\"1\"/></llmQuery>";
+        let mut read = GivenChat::read(&topic, &chat(&[(Role::User, broken)]), &Context::new());
+        match read.ask(&topic, "b") {
+            Err(EngineError::BadMessage(message)) => {
+                assert!(message.contains("breaks the query rules"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
         let cards = contract("question-cards");
         let mut read = GivenChat::read(&cards, &chat(&[(Role::User, "Hi")]), &Context::new());
         read.ask(&cards, "b").unwrap();

@@ -59,6 +59,10 @@ pub enum QueryError {
     /// A list item is empty or holds a comma (the lists are comma-separated).
     #[error("{0:?} cannot be listed: items must be non-empty and hold no comma")]
     BadItem(String),
+    /// An `<llmQuery>` the application wrote itself breaks spec 05's query rules (the first
+    /// violation, in words).
+    #[error("the message is an <llmQuery> that breaks the query rules: {0}")]
+    InvalidQuery(String),
 }
 
 /// The query document, or why it cannot be made.

@@ -4,7 +4,10 @@
 //! contract's replies are written (regression: a table chat's history reached the model as
 //! JSON); a topic analysis asks with spec 05's `<llmQuery>` under the application's topic id and
 //! the state the chat's replies built, which the call's conversation keeps (regression: the
-//! message went as plain text, the topic id was ignored and the state started empty).
+//! message went as plain text, the topic id was ignored and the state started empty). An
+//! `<llmQuery>` the application built itself goes as written through this call and the native
+//! API alike (regression: the native API wrapped it in a second query), and one that breaks the
+//! query rules is refused with nothing stored.
 
 use bridle_engine::providers::{ChatMessage, Role};
 use bridle_engine::store::Store;
@@ -16,6 +19,7 @@ use std::sync::Arc;
 on_both_backends! {
     earlier_replies_sent_back_as_json_reach_the_model_as_written: sqlite_earlier_replies_sent_back_as_json_reach_the_model_as_written, postgres_earlier_replies_sent_back_as_json_reach_the_model_as_written;
     a_topic_chat_asks_under_the_applications_topic_id: sqlite_a_topic_chat_asks_under_the_applications_topic_id, postgres_a_topic_chat_asks_under_the_applications_topic_id;
+    an_applications_own_query_goes_as_written_on_both_apis: sqlite_an_applications_own_query_goes_as_written_on_both_apis, postgres_an_applications_own_query_goes_as_written_on_both_apis;
 }
 
 async fn mock(replies: &[&str]) -> MockServer {
@@ -177,4 +181,43 @@ async fn a_topic_chat_asks_under_the_applications_topic_id(store: Arc<dyn Store>
         conversation.state["topic"]["active_subjects"],
         json!(["college-savings"])
     );
+}
+
+const OWN_QUERY: &str = r#"<llmQuery><userMessage>How much?</userMessage><context topicId="family-2025" messageCount="7"/></llmQuery>"#;
+
+async fn an_applications_own_query_goes_as_written_on_both_apis(store: Arc<dyn Store>) {
+    let server = mock(&[ANALYSIS, ANALYSIS]).await;
+    let engine = engine(Arc::clone(&store), &server);
+    call(
+        &engine,
+        "topic-analysis",
+        &[(Role::User, OWN_QUERY)],
+        json!({}),
+    )
+    .await;
+    assert_eq!(sent(&server, 0)[1].1, OWN_QUERY);
+    let conversation = engine
+        .start_conversation("ada", "topic-analysis", json!({}))
+        .await
+        .unwrap();
+    engine
+        .send(&conversation.id, OWN_QUERY, None)
+        .await
+        .unwrap();
+    assert_eq!(sent(&server, 1).last().unwrap().1, OWN_QUERY);
+    // A query without its <userMessage> is refused before anything is stored or sent.
+    let broken = r#"<llmQuery><context topicId="t" messageCount="1"/></llmQuery>"#;
+    let refused = engine.send(&conversation.id, broken, None).await;
+    match refused {
+        Err(bridle_engine::EngineError::BadMessage(message)) => {
+            assert!(message.contains("breaks the query rules"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.requests().len(), 2);
+    let stored = store
+        .messages(&conversation.id, bridle_engine::store::View::Admin)
+        .await
+        .unwrap();
+    assert_eq!(stored.len(), 2, "the refused message left nothing behind");
 }
