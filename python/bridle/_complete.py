@@ -274,6 +274,8 @@ class _Streamed:
                     slot["arguments"] += call.function.arguments or ""
             if delta.content:
                 for e in self.stream.push(delta.content):
+                    if e.type == "aborted":  # reported as attempt_failed, as the gateway does
+                        continue
                     data = dict(e.data)
                     if e.type == "partial":
                         data["attempt"] = self.number
@@ -327,7 +329,9 @@ def _closing(completion: Completion) -> list[Event]:
 
 
 def _is_async(client: Any) -> bool:
-    return inspect.iscoroutinefunction(client.chat.completions.create)
+    """An async client (`openai.AsyncOpenAI` wraps its `create`, so look beneath the wrapper)."""
+    create = client.chat.completions.create
+    return inspect.iscoroutinefunction(inspect.unwrap(create)) or inspect.iscoroutinefunction(create)
 
 
 def complete(client: Any, *, model: str, messages: Sequence[Any], contract: Any = None,
