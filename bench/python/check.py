@@ -8,6 +8,8 @@ know no rules). Each tool's time includes everything a call from Python costs.
 usage: check.py INPUT_DIR  → JSON on stdout"""
 
 import json
+import os
+import statistics
 import sys
 from importlib.metadata import version
 from pathlib import Path
@@ -21,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compare" / "py"))
 from timing import measure  # noqa: E402  (bench/compare/py/timing.py: the method every bench uses)
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Rounds over all the tools per reply (CHECK_ROUNDS, default 3).
+ROUNDS = int(os.environ.get("CHECK_ROUNDS", "3"))
 
 
 def main():
@@ -33,6 +37,7 @@ def main():
         "bridle.check (valid only)": lambda t: contract.check(t).valid,
         "bridle.check + value": lambda t: contract.check(t).value,
         "bridle.check(text, name)": lambda t: bridle.check(t, "selfhelp-response").valid,
+        "bridle.check + violations": lambda t: contract.check(t).violations,
         "jsonschema-rs: json.loads + is_valid": lambda t: rs.is_valid(json.loads(t)),
         "jsonschema-rs: json.loads + iter_errors": lambda t: list(rs.iter_errors(json.loads(t))),
         "jsonschema: json.loads + iter_errors": lambda t: list(py.iter_errors(json.loads(t))),
@@ -40,13 +45,19 @@ def main():
     }
     out = {"versions": {"bridle": bridle.__version__, "jsonschema-rs": version("jsonschema-rs"),
                         "jsonschema": version("jsonschema"), "python": sys.version.split()[0]},
-           "rows": []}
+           "rounds": ROUNDS, "rows": []}
     for variant, size in [(v, s) for v in ("valid", "invalid") for s in ("1KB", "10KB", "100KB")]:
         text = (replies / f"check-{variant}-{size}.json").read_text()
         assert contract.check(text).valid == rs.is_valid(json.loads(text)) == (variant == "valid")
         row = {"variant": variant, "size": size, "bytes": len(text.encode()), "times": {}}
-        for name, run in cases.items():
-            row["times"][name] = measure(lambda run=run: run(text))["median_ns"]
+        rounds: dict[str, list[float]] = {name: [] for name in cases}
+        # Rounds alternate the tools, so a burst of load on a shared machine lands on all of
+        # them; each cell is the median of its rounds' medians, with the range kept.
+        for _ in range(ROUNDS):
+            for name, run in cases.items():
+                rounds[name].append(measure(lambda run=run: run(text))["median_ns"])
+        row["times"] = {name: statistics.median(r) for name, r in rounds.items()}
+        row["ranges"] = {name: [min(r), max(r)] for name, r in rounds.items()}
         out["rows"].append(row)
     json.dump(out, sys.stdout, indent=1)
 

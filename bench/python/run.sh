@@ -11,6 +11,10 @@
 #   bench/python/run.sh                    # both (a few minutes)
 #   PARTS=check bench/python/run.sh        # one part (check loop)
 #   BENCH_SECONDS=3 LOOP_TURNS=400 ...     # time per measured case (default 2), turns (default 200)
+#   BUILD_PROFILE=dev ...                  # build the input generator and the mock in debug
+#                                          # (quicker to build; neither is timed — the wheel is
+#                                          # always release; the loop's wall time then is not
+#                                          # comparable with bench/run's)
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 HERE="$ROOT/bench/python"
@@ -20,6 +24,8 @@ ATTEMPTS="${LOOP_ATTEMPTS:-3}"
 FAULTS="fence,prose,trailing_comma,wrong_key,missing_required,wrong_enum,truncate,plain_text"
 export BENCH_SECONDS="${BENCH_SECONDS:-2}"
 TARGET="${CARGO_TARGET_DIR:-$ROOT/target}"
+PROFILE="${BUILD_PROFILE:-release}"
+OUT_DIR="$TARGET/$([ "$PROFILE" = dev ] && echo debug || echo "$PROFILE")"
 VENV="$ROOT/target/bench-peers/python"
 WORK="$ROOT/target/bench-python"
 has() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -48,19 +54,20 @@ PY="$VENV/bin/python"
     echo "python=$("$PY" --version 2>&1)"
     echo "commit=$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD -- . 2>/dev/null || echo '+changes')"
     echo "load_before=$(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "tools_profile=$PROFILE"
 } >"$WORK/results/machine.txt"
 
 if has check; then
     say "writing the inputs (bench/run's generator)"
-    cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle-bench --example compare
-    "$TARGET/release/examples/compare" gen "$WORK/inputs"
+    cargo build --profile "$PROFILE" --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle-bench --example compare
+    "$OUT_DIR/examples/compare" gen "$WORK/inputs"
     say "check: bridle, jsonschema-rs, jsonschema ($BENCH_SECONDS s per case)"
     "$PY" "$HERE/check.py" "$WORK/inputs" >"$WORK/results/check.json"
 fi
 
 if has loop; then
-    cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
-    BRIDLE="$TARGET/release/bridle"
+    cargo build --profile "$PROFILE" --quiet --manifest-path "$ROOT/Cargo.toml" -p bridle
+    BRIDLE="$OUT_DIR/bridle"
     # shellcheck source=../lib.sh
     source "$ROOT/bench/lib.sh"
     pids=()

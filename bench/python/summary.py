@@ -22,7 +22,10 @@ out = [BEGIN, "## Python package", "",
        f"Written by `bench/python/run.sh` ({machine.get('date', '?')}, {machine.get('cpu', '?')}, "
        f"{machine.get('python', '?')}, commit {machine.get('commit', '?')}; load average before "
        f"{machine.get('load_before', '?')}, after {machine.get('load_after', '?')}). "
-       "The `bridle` wheel is built in release mode (thin LTO, mimalloc), as `pip install ./python` builds it.", ""]
+       "The `bridle` wheel is built in release mode (thin LTO, mimalloc), as `pip install ./python` builds it"
+       + (" — the input generator and the mock in debug (`BUILD_PROFILE=dev`): the loop's wall times are not "
+          "comparable with comparison 6's; its calls and tokens are (the mock is seeded)."
+          if machine.get("tools_profile") == "dev" else "."), ""]
 
 check = results / "check.json"
 if check.exists():
@@ -34,7 +37,8 @@ if check.exists():
             "~100 KB of compact JSON), as a `str`. Each cell is the median time of one call from Python, "
             "everything included: `bridle` checks the text (parse, JSON Schema, the contract's declared rules; "
             "the value converted to Python objects only in the `+ value` row), the peers `json.loads` the text "
-            "and validate the schema alone (they know no rules). "
+            "and validate the schema alone (they know no rules). Each cell is the median of "
+            f"{data.get('rounds', 3)} rounds that alternate the tools (each round a median over ~1 ms batches). "
             f"Versions: bridle {v['bridle']}, jsonschema-rs {v['jsonschema-rs']}, jsonschema {v['jsonschema']}; "
             "method: `bench/compare/py/timing.py`.", "",
             "| reply | " + " | ".join(names) + " |",
@@ -87,7 +91,12 @@ if all(p.exists() for p in loops.values()):
             "Bridle's system prompt carries the contract (schema, rules, an example), its feedback names each "
             "violation's path so the retry fixes exactly that, and a retry sends only the last bad reply and "
             "its feedback; with `response_model` the prompt carries the model's JSON Schema, which cannot say "
-            "the contract's rules, so the model's validators reject more first replies.", ""]
+            "the contract's rules, so the model's validators reject more first replies. That row also meets a "
+            "quirk of the mock: it answers Pydantic's validation report (Instructor's retry) on a reply it "
+            "thought valid with a fresh reply, but Bridle's feedback on such a reply (a rule only the model's "
+            "validators know) with the same reply again (`crates/mock/src/model.rs`, `content`), so those turns "
+            "fail all three attempts; a real model has no such preference. Use a contract (or the gateway) "
+            "when the rules matter: its prompt states them.", ""]
 out += [END]
 section = "\n".join(out)
 results_md.write_text("# Python package benchmarks (latest run)\n\n" + section.replace(BEGIN + "\n", "").replace("\n" + END, "") + "\n")

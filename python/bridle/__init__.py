@@ -41,7 +41,10 @@ from bridle._client import (
     ApiError,
     AsyncClient,
     Client,
+    ContractInfo,
     Conversation,
+    HistoryMessage,
+    Page,
     Turn,
 )
 
@@ -59,9 +62,12 @@ __all__ = [
     "Completion",
     "Contract",
     "ContractError",
+    "ContractInfo",
     "ContractUnmet",
     "Conversation",
     "Event",
+    "HistoryMessage",
+    "Page",
     "Repair",
     "RepairError",
     "StreamCheck",

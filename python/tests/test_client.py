@@ -27,6 +27,7 @@ def test_a_turn_repaired_and_a_turn_retried(gateway):
         assert api.conversation(conversation.id).context is not None
         assert conversation.id in [c.id for c in api.conversations().items]
         assert "selfhelp-response" in [c.name for c in api.contracts()]
+        assert [m["object"] for m in api.models()][:1] == ["model"]
     assert len(requests(mock)) == 1
 
 
