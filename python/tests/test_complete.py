@@ -185,3 +185,23 @@ def test_async_streaming(mock_llm):
     # An aborted stream reports no usage; a finished one does (stream_options.include_usage).
     assert completion.attempts[0].usage is None
     assert completion.attempts[1].usage["completion_tokens"] > 0
+
+
+def test_question_cards_through_the_contracts_tool(mock_llm):
+    mock = mock_llm()
+    ask = [{"role": "user", "content": "Help me plan a dinner party"}]
+    completion = bridle.complete(client(mock), model="gpt-test", contract="question-cards",
+                                 context={"mode": "discovery"}, messages=ask)
+    [attempt] = completion.attempts
+    assert [t["function"]["name"] for t in attempt.request["tools"]] == ["present_question"]
+    assert [c["name"] for c in attempt.tool_calls] == ["present_question"]
+    [card] = completion.value["question_cards"]
+    assert card["options"] and card["metadata"]["option_style"] == "tool"
+    events = list(bridle.complete_stream(client(mock), model="gpt-test", contract="question-cards",
+                                         context={"mode": "discovery"}, messages=ask))
+    cards = [e.data for e in events if e.type == "question_card"]
+    assert cards and cards == events[-1].result.value["question_cards"]
+    # Outside the card modes no tool is offered.
+    plain = bridle.complete(client(mock), model="gpt-test", contract="question-cards",
+                            context={"mode": "chat"}, messages=ask)
+    assert "tools" not in plain.attempts[0].request
