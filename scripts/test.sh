@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every Bridle test on a fresh machine: installs what the tests need, then formatting,
 # lints, unit + integration + property + snapshot tests, doc tests, the browser tests of the web
-# pages (headless Chromium), the documentation check, and a short fuzz run.
+# pages (headless Chromium), the Python package's pytest suite against its built wheel, the
+# documentation check, and a short fuzz run.
 #
 #   scripts/test.sh              everything
 #   BRIDLE_FUZZ_SECONDS=0 ...    skip the fuzz run (default 30 s per target)
@@ -65,7 +66,7 @@ step "tests"
 # Snapshots are compared, never rewritten, here.
 export INSTA_UPDATE=no
 log="$(mktemp)"
-trap 'rm -f "$log" "$log.fuzz" "$log.browser"' EXIT
+trap 'rm -f "$log" "$log.fuzz" "$log.browser" "$log.python"' EXIT
 cargo nextest run --workspace --locked --no-fail-fast 2>&1 | tee -a "$log"
 cargo test --workspace --doc --locked 2>&1 | tee -a "$log"
 # Count what ran: nextest's summary plus each doc-test result line.
@@ -91,6 +92,33 @@ cargo build -p bridle --locked
 node --test tests/browser/ 2>&1 | tee "$log.browser"
 browser=$(grep -E '^# pass [0-9]+' "$log.browser" | grep -oE '[0-9]+' | tail -n 1)
 total=$(( total + ${browser:-0} ))
+
+step "python package"
+# The bridle Python package (python/, docs/python.md): its Rust side formatted and linted, the
+# wheel built once (release, maturin), installed into a fresh venv with the test requirements,
+# and the pytest suite run against it with the bridle binary built above (parts 2 and 3 start
+# `bridle mock-llm` and `bridle serve` from it; docs/python.md's examples run too).
+tools=target/pytools
+if ! "$tools/bin/maturin" --version 2>/dev/null | grep -q '^maturin 1.16.0$'; then
+  rm -rf "$tools"
+  python3 -m venv "$tools"
+  "$tools/bin/pip" install --quiet --disable-pip-version-check "maturin==1.16.0"
+fi
+cargo fmt --manifest-path python/Cargo.toml -- --check
+cargo clippy --manifest-path python/Cargo.toml --all-targets --locked -- -D warnings
+wheels=target/wheels
+rm -f "$wheels"/bridle-*.whl
+CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}" "$tools/bin/maturin" build --release --locked \
+  --quiet --manifest-path python/Cargo.toml --out "$wheels"
+pyvenv=target/pyvenv
+rm -rf "$pyvenv"
+python3 -m venv "$pyvenv"
+"$pyvenv/bin/pip" install --quiet --disable-pip-version-check -r python/requirements-test.txt \
+  "$wheels"/bridle-*.whl
+BRIDLE_BIN="${CARGO_TARGET_DIR:-target}/debug/bridle" "$pyvenv/bin/pytest" -q -p no:cacheprovider \
+  python/tests 2>&1 | tee "$log.python"
+python=$(grep -oE '[0-9]+ passed' "$log.python" | grep -oE '[0-9]+' | tail -n 1)
+total=$(( total + ${python:-0} ))
 
 step "docs"
 # Links and anchors resolve, the README's commands run, docs/cli.md's flags exist

@@ -308,6 +308,11 @@ out += ["## 5. Gateway overhead", ""]
 out += gateway["markdown"] if gateway else ["Not run in this run (`PARTS` without `gateway`, or it failed: see `target/bench-compare/results/gateway.log`)."]
 out += ["", "## 6. Closed loop: Bridle's turn loop vs Instructor", ""]
 out += loop["markdown"] if loop else ["Not run in this run (`PARTS` without `loop`, or it failed: see `target/bench-compare/results/loop.log`)."]
+# The Python package's section is written by bench/python/run.sh; a rewrite of this page keeps it.
+old_page = OUT_MD.read_text() if OUT_MD.exists() else ""
+begin, end = "<!-- python-package:begin -->", "<!-- python-package:end -->"
+if begin in old_page and end in old_page:
+    out += ["", old_page[old_page.index(begin):old_page.index(end) + len(end)]]
 out += ["", "## Reproduce", "", "```sh", "bench/run                                   # everything, about 15 minutes",
         'PARTS="check xml repair stream" bench/run   # comparisons 1–4 only',
         "```", "", "Files: `bench/run`, `bench/compare/` (`bridle.rs`: Bridle's timing binary, "
