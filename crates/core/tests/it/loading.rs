@@ -264,7 +264,9 @@ fn formats_are_asserted_in_every_draft_unless_the_manifest_opts_out() {
     );
     assert_eq!(
         contract.warnings(),
-        ["schema.json: at /properties/zip/format: format \"zip-code\" is not one Bridle knows, so it is not checked"]
+        [
+            "schema.json: at /properties/zip/format: format \"zip-code\" is not one Bridle knows, so it is not checked"
+        ]
     );
 
     let set = load(&[
@@ -289,10 +291,16 @@ fn a_pattern_that_is_no_regex_fails_the_load_naming_file_and_place() {
     let e = load(&[
         ("manifest.toml", &manifest("schemas = [\"defs.json\"]")),
         ("schema.json", r#"{"$ref": "defs.json"}"#),
-        ("defs.json", r#"{"properties": {"code": {"pattern": "(["}}}"#),
+        (
+            "defs.json",
+            r#"{"properties": {"code": {"pattern": "(["}}}"#,
+        ),
     ])
     .unwrap_err()
     .to_string();
     assert!(e.contains("defs.json#/properties/code/pattern"), "{e}");
-    assert!(e.contains("\"([\" is not an ECMA-262 regular expression"), "{e}");
+    assert!(
+        e.contains("\"([\" is not an ECMA-262 regular expression"),
+        "{e}"
+    );
 }
