@@ -26,6 +26,21 @@ if [ ! -x target/py/bin/python ] || ! target/py/bin/python -c "import openai" 2>
 fi
 target/py/bin/python -c "import openai; print('openai', openai.__version__)"
 
+step "json schema test suite"
+# The official JSON-Schema-Test-Suite, as shipped in the sdist of Python's jsonschema (never
+# committed); crates/core/tests/it/schema_suite.rs runs it (and fetches it itself when run alone).
+suite="${CARGO_TARGET_DIR:-target}/json-schema-test-suite-4.26.0"
+if [ ! -d "$suite/tests" ]; then
+  tmp="$(mktemp -d)"
+  target/py/bin/pip download --quiet --disable-pip-version-check --no-binary :all: --no-deps \
+    "jsonschema==4.26.0" -d "$tmp"
+  tar -xzf "$tmp/jsonschema-4.26.0.tar.gz" -C "$tmp" jsonschema-4.26.0/json
+  mkdir -p "$(dirname "$suite")"
+  mv "$tmp/jsonschema-4.26.0/json" "$suite"
+  rm -rf "$tmp"
+fi
+echo "JSON-Schema-Test-Suite in $suite"
+
 step "javascript client"
 # ... and with the official openai npm package, pinned by crates/cli/tests/js/package-lock.json.
 npm ci --silent --no-audit --no-fund --prefix crates/cli/tests/js

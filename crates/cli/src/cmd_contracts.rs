@@ -1,4 +1,5 @@
-//! `bridle contracts`: list the contracts this binary knows.
+//! `bridle contracts`: list the contracts this binary knows (with their load-time warnings:
+//! on stderr beside the table, a `warnings` list in `--json`).
 
 use crate::{Outcome, setup};
 use anyhow::Result;
@@ -27,6 +28,7 @@ pub fn run(dirs: &[PathBuf], args: ContractsArgs) -> Result<Outcome> {
                     "origin": c.origin(),
                     "schema_draft": c.schema().draft_name(),
                     "rules": c.rules().len(),
+                    "warnings": c.warnings(),
                 })
             })
             .collect();
@@ -44,6 +46,7 @@ pub fn run(dirs: &[PathBuf], args: ContractsArgs) -> Result<Outcome> {
         "NAME", "VERSION", "KIND", "ORIGIN"
     );
     for c in contracts.iter() {
+        setup::warn(c);
         table.push_str(&format!(
             "{:width$}  {:8}  {:5}  {:22}  {}\n",
             c.name(),

@@ -27,6 +27,23 @@ pub fn contract(
     choice: &ContractChoice,
     default: Option<&str>,
 ) -> Result<Arc<Contract>> {
+    let contract = chosen(dirs, choice, default)?;
+    warn(&contract);
+    Ok(contract)
+}
+
+/// The contract's load-time warnings (an unknown `format`, …) on stderr, one a line.
+pub fn warn(contract: &Contract) {
+    for warning in contract.warnings() {
+        eprintln!("warning: contract {}: {warning}", contract.name());
+    }
+}
+
+fn chosen(
+    dirs: &[PathBuf],
+    choice: &ContractChoice,
+    default: Option<&str>,
+) -> Result<Arc<Contract>> {
     match (&choice.contract, &choice.schema, default) {
         (Some(name), _, _) => Ok(contracts(dirs)?.get(name)?),
         (None, Some(path), _) => schema_contract(path),

@@ -85,6 +85,17 @@ pub struct Contract {
     /// The instructions of a `json` or `xml` contract (they depend on nothing else), rendered
     /// on first use.
     pub(crate) instructions: std::sync::OnceLock<String>,
+    /// What the contract's author should know, found at load (see [`Contract::warnings`]).
+    pub(crate) warnings: Vec<String>,
+}
+
+/// The warnings of `schema` (compiled from `file`), each naming the file.
+pub(crate) fn warnings_of(file: &str, schema: &Schema) -> Vec<String> {
+    schema
+        .warnings()
+        .iter()
+        .map(|w| format!("{file}: {w}"))
+        .collect()
 }
 
 /// `[cards]` of a `text` contract.
@@ -171,6 +182,7 @@ impl Contract {
             file: name.to_owned(),
             source,
         })?;
+        let warnings = warnings_of("schema", &schema);
         Ok(Self {
             name: name.to_owned(),
             version: semver::Version::new(0, 0, 0),
@@ -194,7 +206,16 @@ impl Contract {
             cards: None,
             stream_index: std::sync::OnceLock::new(),
             instructions: std::sync::OnceLock::new(),
+            warnings,
         })
+    }
+
+    /// What the contract's author should know, found at load and not worth refusing it for:
+    /// each a sentence naming the file and place, today a `format` Bridle does not know (and
+    /// so does not check). At most 20 per schema file. The CLI prints them on stderr and
+    /// `bridle serve` logs them at start-up.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// For an `xml` contract, the root element's name.

@@ -13,6 +13,7 @@
 //! example = "example.json"          # one valid reply, shown in the prompt (optional)
 //! instructions = "…"                # contract-specific guidance for the prompt (optional)
 //! max_bytes = 4194304               # largest reply accepted (optional)
+//! formats = "assert"                # or "annotate": `format` checked or not (optional)
 //!
 //! [state]                           # what the conversation keeps from valid replies (optional)
 //! kind = "topic"                    # spec/05 topic state, fed into the next <llmQuery>
@@ -44,7 +45,7 @@ use crate::error::ContractError;
 use crate::fallback::{Carry, Fallback, FallbackReply};
 use crate::pointer::PathPattern;
 use crate::rules::{Condition, DeclaredRule};
-use crate::schema::Schema;
+use crate::schema::{Formats, Schema, SchemaOptions};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -64,6 +65,9 @@ pub struct Manifest {
     #[serde(default)]
     instructions: String,
     max_bytes: Option<usize>,
+    /// Whether the schemas' `format` keywords are checked (default: asserted).
+    #[serde(default)]
+    formats: Formats,
     #[serde(default)]
     rules: Vec<RuleSpec>,
     #[serde(default)]
@@ -247,10 +251,15 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         (_, Some(_)) => return Err(invalid("[xml] is only for kind = \"xml\"".into())),
         (_, None) => None,
     };
+    let schema_options = SchemaOptions {
+        formats: manifest.formats,
+        ..SchemaOptions::default()
+    };
     let markers = match (kind, manifest.markers) {
         (Kind::Markers, spec) => Some(crate::markers::manifest::load(
             spec.unwrap_or_default(),
             files,
+            &schema_options,
         )?),
         (_, Some(_)) => {
             return Err(invalid("[markers] is only for kind = \"markers\"".into()));
@@ -268,11 +277,20 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         resources.push((format!("json-schema:///{file}"), read_json(files, file)?));
     }
     let (root, schema_text) = read_json_text(files, &manifest.schema)?;
-    let schema = Schema::compile(root, &resources).map_err(|source| ContractError::Schema {
-        origin: origin.clone(),
-        file: manifest.schema.clone(),
-        source,
+    let schema = Schema::compile_with(root, &resources, &schema_options).map_err(|source| {
+        ContractError::Schema {
+            origin: origin.clone(),
+            file: manifest.schema.clone(),
+            source,
+        }
     })?;
+    let mut warnings = crate::contract::warnings_of(&manifest.schema, &schema);
+    if let Some(spec) = &markers {
+        for payload in &spec.payloads {
+            let file = format!("payload {}", payload.name);
+            warnings.extend(crate::contract::warnings_of(&file, &payload.schema));
+        }
+    }
 
     let rules = manifest
         .rules
@@ -369,6 +387,7 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         cards,
         stream_index: std::sync::OnceLock::new(),
         instructions: std::sync::OnceLock::new(),
+        warnings,
     };
     if let Some(example) = &contract.example {
         let broken = contract.validate(example);

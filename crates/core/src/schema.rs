@@ -1,12 +1,22 @@
 //! [`Schema`]: a compiled JSON Schema and the translation of its errors into [`Violation`]s.
 //!
 //! Validation is the `jsonschema` crate's. Every draft it knows is accepted (04, 06, 07,
-//! 2019-09, 2020-12), chosen by `$schema`; a schema without `$schema` is read as 2020-12.
-//! `format` is asserted (a contract is about correctness; unknown format names are ignored).
-//! `$ref` resolves only inside the document and the contract's own extra schema files: nothing
-//! is ever fetched. Errors become violations with the instance path as a JSON pointer, the
-//! keyword as the rule and a message a model can act on; `oneOf`/`anyOf` failures say what each
-//! branch wanted.
+//! 2019-09, 2020-12), chosen by `$schema`; a schema without `$schema` is read as 2020-12 (or as
+//! [`SchemaOptions::default_draft`]). Before compiling, every `pattern` and `patternProperties`
+//! key is read as ECMA-262 reads it — with the `u` flag when valid so, else with Annex B's
+//! lenient grammar — and rewritten for the validator's regex engine (`ecma`, `prepare`); a
+//! pattern that is neither is a load error naming its place. `format` is asserted by default
+//! for every name in [`FORMATS`] in every draft (`formats`); other names are not checked and
+//! become [`SchemaWarning`]s. `$ref` resolves only inside the document and the contract's own
+//! extra schema files: nothing is ever fetched. Errors become violations with the instance
+//! path as a JSON pointer, the keyword as the rule and a message a model can act on;
+//! `oneOf`/`anyOf` failures say what each branch wanted.
+
+mod ecma;
+mod formats;
+mod prepare;
+
+pub use formats::{FORMATS, is_known as is_known_format};
 
 use crate::repair::RootHint;
 use crate::report::Violation;
@@ -14,6 +24,7 @@ use crate::rule::Rule;
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{Draft, ValidationError, Validator};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// At most this many violations are reported for one reply; the rest are counted.
@@ -41,7 +52,90 @@ pub enum SchemaError {
         keyword: String,
         message: String,
     },
+    /// A `pattern` (or `patternProperties` key) that ECMA-262 reads in neither way.
+    #[error(
+        "not a valid JSON Schema: at {}: {:?} is not an ECMA-262 regular expression (with the u flag or without, Annex B included): {}",
+        .0.location, .0.pattern, .0.reason
+    )]
+    Pattern(Box<BadPattern>),
 }
+
+/// Where a pattern that is no regular expression sits, and why it is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadPattern {
+    /// JSON pointer of the `pattern` keyword or `patternProperties` key.
+    pub location: String,
+    /// The pattern as written (its first 120 characters).
+    pub pattern: String,
+    /// The regular expression parser's reason.
+    pub reason: String,
+}
+
+/// Whether a schema's `format` keywords are checked.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Formats {
+    /// Every format of [`FORMATS`] is checked, in every draft (the default).
+    #[default]
+    Assert,
+    /// `format` is an annotation only: nothing is checked, nothing is warned about.
+    Annotate,
+}
+
+/// A JSON Schema draft, for [`SchemaOptions::default_draft`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SchemaDraft {
+    Draft04,
+    Draft06,
+    Draft07,
+    Draft201909,
+    Draft202012,
+}
+
+impl SchemaDraft {
+    fn draft(self) -> Draft {
+        match self {
+            Self::Draft04 => Draft::Draft4,
+            Self::Draft06 => Draft::Draft6,
+            Self::Draft07 => Draft::Draft7,
+            Self::Draft201909 => Draft::Draft201909,
+            Self::Draft202012 => Draft::Draft202012,
+        }
+    }
+}
+
+/// How [`Schema::compile_with`] compiles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchemaOptions {
+    /// Whether `format` is asserted.
+    pub formats: Formats,
+    /// The draft of a schema without `$schema` (default: 2020-12).
+    pub default_draft: Option<SchemaDraft>,
+}
+
+/// Something about a schema its author should know, found when it was compiled: today a
+/// `format` Bridle does not know (and so does not check).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaWarning {
+    /// Where: a JSON pointer into the schema (`file.json#/pointer` in one of a contract's other
+    /// schema files).
+    pub location: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for SchemaWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "at {}: {}",
+            display_pointer(&self.location),
+            self.message
+        )
+    }
+}
+
+/// Most warnings kept for one schema (a schema may name thousands of formats).
+const MAX_WARNINGS: usize = 20;
 
 /// A compiled JSON Schema.
 #[derive(Debug)]
@@ -49,57 +143,82 @@ pub struct Schema {
     raw: Value,
     draft: Draft,
     validator: Validator,
+    warnings: Vec<SchemaWarning>,
+    /// Patterns as compiled → as written, where they differ.
+    originals: HashMap<String, String>,
+}
+
+/// What the schema documents became before compiling.
+struct Ready {
+    root: Option<Value>,
+    resources: Vec<(String, Value)>,
+    originals: HashMap<String, String>,
+    warnings: Vec<SchemaWarning>,
 }
 
 impl Schema {
     /// Compiles `raw`. `resources` are the contract's other schema files as `(uri, schema)`
     /// pairs, the only documents a `$ref` may point to besides `raw` itself.
     pub fn compile(raw: Value, resources: &[(String, Value)]) -> Result<Self, SchemaError> {
-        let draft = detect_draft(&raw)?;
+        Self::compile_with(raw, resources, &SchemaOptions::default())
+    }
+
+    /// [`Schema::compile`] with options.
+    pub fn compile_with(
+        raw: Value,
+        resources: &[(String, Value)],
+        options: &SchemaOptions,
+    ) -> Result<Self, SchemaError> {
+        let draft = detect_draft(&raw, options.default_draft)?;
+        let ready = ready(&raw, resources, draft, options.formats)?;
+        let originals = ready.originals;
         // A schema error is the meta-schema's verdict on the user's schema: its instance path
         // is the place in the user's schema, and that place's last segment is the keyword.
-        let invalid = |e: ValidationError<'_>| {
-            let location = e.instance_path().as_str().to_owned();
-            let keyword = match location.rsplit('/').next() {
-                Some(last) if !location.is_empty() => last.replace("~1", "/").replace("~0", "~"),
-                _ => e.kind().keyword().to_owned(),
-            };
-            SchemaError::Invalid {
-                location: display_pointer(&location).to_owned(),
-                keyword,
-                message: e.to_string(),
-            }
-        };
+        let invalid = |e: ValidationError<'_>| invalid(&e, &originals);
         let referencing = |e: jsonschema::ReferencingError| SchemaError::Invalid {
             location: "/".into(),
             keyword: "$ref".into(),
             message: e.to_string(),
         };
+        let assert = options.formats == Formats::Assert;
         let options = || {
-            jsonschema::options()
+            let base = jsonschema::options()
                 .with_draft(draft)
-                .should_validate_formats(true)
+                .should_validate_formats(assert)
                 .should_ignore_unknown_formats(true)
-                .offline()
+                .offline();
+            if assert {
+                formats::with_formats(base, draft)
+            } else {
+                base
+            }
         };
-        let validator = if resources.is_empty() {
-            options().build(&raw).map_err(invalid)?
+        let root = ready.root.as_ref().unwrap_or(&raw);
+        let validator = if ready.resources.is_empty() {
+            options().build(root).map_err(invalid)?
         } else {
             let mut builder = jsonschema::Registry::new();
-            for (uri, doc) in resources {
-                builder = builder.add(uri, doc.clone()).map_err(referencing)?;
+            for (uri, doc) in ready.resources {
+                builder = builder.add(uri, doc).map_err(referencing)?;
             }
             let registry = builder.prepare().map_err(referencing)?;
             options()
                 .with_registry(&registry)
-                .build(&raw)
+                .build(root)
                 .map_err(invalid)?
         };
         Ok(Self {
             raw,
             draft,
             validator,
+            warnings: ready.warnings,
+            originals,
         })
+    }
+
+    /// What the schema's author should know (unknown formats), at most 20.
+    pub fn warnings(&self) -> &[SchemaWarning] {
+        &self.warnings
     }
 
     /// The schema document as written.
@@ -139,7 +258,7 @@ impl Schema {
         let mut extra = 0usize;
         for error in self.validator.iter_errors(value) {
             if out.len() < MAX_VIOLATIONS {
-                out.push(to_violation(&error));
+                out.push(to_violation(&error, &self.originals));
             } else {
                 extra += 1;
             }
@@ -155,9 +274,91 @@ impl Schema {
     }
 }
 
-fn detect_draft(raw: &Value) -> Result<Draft, SchemaError> {
+/// Rewrites the patterns of `raw` and of each resource, and collects the warnings.
+fn ready(
+    raw: &Value,
+    resources: &[(String, Value)],
+    draft: Draft,
+    formats: Formats,
+) -> Result<Ready, SchemaError> {
+    let known = |name: &str| formats == Formats::Annotate || is_known_format(name);
+    let mut out = Ready {
+        root: None,
+        resources: Vec::with_capacity(resources.len()),
+        originals: HashMap::new(),
+        warnings: Vec::new(),
+    };
+    let documents = std::iter::once((None, raw))
+        .chain(resources.iter().map(|(uri, doc)| (Some(uri.as_str()), doc)));
+    for (uri, doc) in documents {
+        // A resource is named by its file (`defs.json#/…`), the root by the pointer alone.
+        let place = |pointer: &str| match uri {
+            Some(uri) => format!("{}#{pointer}", uri.trim_start_matches("json-schema:///")),
+            None => pointer.to_owned(),
+        };
+        let prepared = prepare::prepare(doc, draft, &known).map_err(|bad| {
+            SchemaError::Pattern(Box::new(BadPattern {
+                location: cut(display_pointer(&place(&bad.pointer)), QUOTE_CHARS),
+                pattern: cut(&bad.pattern, QUOTE_CHARS),
+                reason: cut(&bad.reason, QUOTE_CHARS),
+            }))
+        })?;
+        out.originals.extend(prepared.originals);
+        for (pointer, name) in prepared.unknown_formats {
+            if out.warnings.len() < MAX_WARNINGS {
+                out.warnings.push(SchemaWarning {
+                    location: cut(&place(&pointer), 200),
+                    message: format!(
+                        "format {:?} is not one Bridle knows, so it is not checked",
+                        schema_cut(&name)
+                    ),
+                });
+            }
+        }
+        match uri {
+            None => out.root = prepared.rewritten,
+            Some(uri) => out.resources.push((
+                uri.to_owned(),
+                prepared.rewritten.unwrap_or_else(|| doc.clone()),
+            )),
+        }
+    }
+    Ok(out)
+}
+
+fn schema_cut(name: &str) -> String {
+    cut(name, 60)
+}
+
+/// The meta-schema's verdict on the user's schema as a [`SchemaError`]; a pattern is named as
+/// written, not as rewritten.
+fn invalid(e: &ValidationError<'_>, originals: &Originals) -> SchemaError {
+    let location = e.instance_path().as_str().to_owned();
+    let keyword = match location.rsplit('/').next() {
+        Some(last) if !location.is_empty() => last.replace("~1", "/").replace("~0", "~"),
+        _ => e.kind().keyword().to_owned(),
+    };
+    if let Value::String(text) = e.instance().as_ref()
+        && let Some(original) = originals.get(text.as_str())
+    {
+        return SchemaError::Invalid {
+            location: display_pointer(&location).to_owned(),
+            keyword,
+            message: format!(
+                "the pattern {original:?} is ECMA-262 but Bridle's regex engine cannot run it"
+            ),
+        };
+    }
+    SchemaError::Invalid {
+        location: display_pointer(&location).to_owned(),
+        keyword,
+        message: e.to_string(),
+    }
+}
+
+fn detect_draft(raw: &Value, default: Option<SchemaDraft>) -> Result<Draft, SchemaError> {
     match raw.get("$schema") {
-        None => Ok(Draft::Draft202012),
+        None => Ok(default.map_or(Draft::Draft202012, SchemaDraft::draft)),
         Some(Value::String(uri)) => match Draft::from_schema_uri(uri) {
             Draft::Unknown => Err(SchemaError::UnknownDraft(uri.clone())),
             draft => Ok(draft),
@@ -171,12 +372,12 @@ pub(crate) fn display_pointer(pointer: &str) -> &str {
     if pointer.is_empty() { "/" } else { pointer }
 }
 
-fn to_violation(error: &ValidationError<'_>) -> Violation {
+fn to_violation(error: &ValidationError<'_>, originals: &Originals) -> Violation {
     let instance = error.instance();
     Violation::new(
         error.instance_path().as_str(),
         Rule::from_name(error.kind().keyword()),
-        message(error.kind(), instance),
+        message(error.kind(), instance, originals),
     )
     .with_found(quote(instance))
 }
@@ -224,7 +425,10 @@ fn bound(relation: &str, limit: u64, unit: &str, found: usize) -> String {
     )
 }
 
-fn message(kind: &ValidationErrorKind, instance: &Value) -> String {
+/// Patterns as compiled → as written.
+type Originals = HashMap<String, String>;
+
+fn message(kind: &ValidationErrorKind, instance: &Value, originals: &Originals) -> String {
     let found = type_name(instance);
     match kind {
         ValidationErrorKind::Required { property } => {
@@ -287,17 +491,21 @@ fn message(kind: &ValidationErrorKind, instance: &Value) -> String {
             format!("{} is not a valid {format}", quote(instance))
         }
         ValidationErrorKind::Pattern { pattern } => {
+            let pattern = originals.get(pattern).unwrap_or(pattern);
             format!("{} does not match the pattern {pattern:?}", quote(instance))
         }
         ValidationErrorKind::UniqueItems => {
             "items must be unique; this array repeats an item".to_owned()
         }
-        ValidationErrorKind::AnyOf { context } => {
-            branches_message("matches none of the allowed shapes (anyOf)", context)
-        }
+        ValidationErrorKind::AnyOf { context } => branches_message(
+            "matches none of the allowed shapes (anyOf)",
+            context,
+            originals,
+        ),
         ValidationErrorKind::OneOfNotValid { context } => branches_message(
             "matches none of the allowed shapes (oneOf: exactly one must match)",
             context,
+            originals,
         ),
         ValidationErrorKind::OneOfMultipleValid { context } => {
             let matched: Vec<String> = context
@@ -346,7 +554,11 @@ fn kind_fallback(kind: &ValidationErrorKind, instance: &Value) -> String {
     }
 }
 
-fn branches_message(head: &str, branches: &[Vec<ValidationError<'static>>]) -> String {
+fn branches_message(
+    head: &str,
+    branches: &[Vec<ValidationError<'static>>],
+    originals: &Originals,
+) -> String {
     let mut out = String::from(head);
     out.push(':');
     for (index, errors) in branches.iter().enumerate() {
@@ -356,7 +568,7 @@ fn branches_message(head: &str, branches: &[Vec<ValidationError<'static>>]) -> S
             .take(BRANCH_ERRORS)
             .map(|e| {
                 let at = e.instance_path().as_str();
-                let text = message(e.kind(), e.instance());
+                let text = message(e.kind(), e.instance(), originals);
                 if at.is_empty() {
                     text
                 } else {

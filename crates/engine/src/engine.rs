@@ -121,6 +121,11 @@ impl Engine {
         for dir in &config.contracts_dirs {
             contracts.load_dir(dir)?;
         }
+        for contract in contracts.iter() {
+            for warning in contract.warnings() {
+                tracing::warn!(contract = contract.name(), "{warning}");
+            }
+        }
         let contracts = Arc::new(contracts);
         let mut models = BTreeMap::new();
         for (name, settings) in &config.models {

@@ -440,3 +440,43 @@ fn xml_query_checks_an_applications_own_query() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn a_draft04_schema_gets_every_format_and_browser_patterns() {
+    let schema = fixture("schemas/draft04_formats.json");
+    // `uuid` (from 2019-09) is asserted in a draft-04 schema; `\{d}` is read as browsers do.
+    bridle()
+        .args(["check", "--schema"])
+        .arg(&schema)
+        .write_stdin(r#"{"id": "2eb8aa08-aa98-11ea-b4aa-73b441d16380", "ref": "PUBMED:{d}"}"#)
+        .assert()
+        .code(0)
+        // An unknown format is a warning on stderr, naming its place.
+        .stderr(contains(
+            "warning: contract draft04_formats: schema: at /properties/zip/format: format \"zip-code\" is not one Bridle knows",
+        ));
+    bridle()
+        .args(["check", "--json", "--schema"])
+        .arg(&schema)
+        .write_stdin(r#"{"id": "2eb8aa08-aa98-11ea-b4aa", "ref": "PUBMED:12"}"#)
+        .assert()
+        .code(1)
+        .stdout(contains(r#""path":"/id","rule":"format""#))
+        // The pattern as written (quoted, then JSON-escaped), not as rewritten for the engine.
+        .stdout(contains(
+            r#"does not match the pattern \"^PUBMED:\\\\{d}\""#,
+        ));
+}
+
+#[test]
+fn a_pattern_that_is_no_regex_is_a_load_error_naming_its_place() {
+    bridle()
+        .args(["check", "--schema"])
+        .arg(fixture("schemas/bad_pattern.json"))
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr(contains(
+            "at /properties/n/pattern: \"a{2,1}\" is not an ECMA-262 regular expression",
+        ));
+}

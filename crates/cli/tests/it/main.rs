@@ -19,6 +19,7 @@ mod openai_sdk;
 mod other;
 #[cfg(unix)]
 mod private_files;
+mod schema_warnings;
 mod serve;
 mod shutdown;
 mod store_faults;

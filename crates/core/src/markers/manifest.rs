@@ -70,6 +70,7 @@ struct PageSpec {
 pub(crate) fn load(
     manifest: MarkersManifest,
     files: &dyn ContractFiles,
+    options: &crate::schema::SchemaOptions,
 ) -> Result<MarkerSpec, ContractError> {
     let origin = files.origin();
     let invalid = |message: String| ContractError::Invalid {
@@ -102,11 +103,12 @@ pub(crate) fn load(
             )));
         }
         let (raw, schema_text) = read_json_text(files, &spec.schema)?;
-        let schema = Schema::compile(raw, &[]).map_err(|source| ContractError::Schema {
-            origin: origin.clone(),
-            file: spec.schema.clone(),
-            source,
-        })?;
+        let schema =
+            Schema::compile_with(raw, &[], options).map_err(|source| ContractError::Schema {
+                origin: origin.clone(),
+                file: spec.schema.clone(),
+                source,
+            })?;
         payloads.push(PayloadType {
             name: spec.name,
             marker: spec.marker,

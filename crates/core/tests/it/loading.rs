@@ -239,3 +239,68 @@ fn unknown_contract_names_the_known_ones() {
         .to_string();
     assert!(message.contains("selfhelp-response"), "{message}");
 }
+
+#[test]
+fn formats_are_asserted_in_every_draft_unless_the_manifest_opts_out() {
+    let schema = r#"{"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+        "properties": {"id": {"format": "uuid"}, "at": {"format": "duration"}, "zip": {"format": "zip-code"}}}"#;
+    let reply = r#"{"id": "not-a-uuid", "at": "3 days"}"#;
+    let ctx = Context::new();
+
+    let set = load(&[("manifest.toml", &manifest("")), ("schema.json", schema)]).unwrap();
+    let contract = set.get("demo").unwrap();
+    let rules: Vec<(String, String)> = contract
+        .check(reply, &ctx)
+        .violations
+        .into_iter()
+        .map(|v| (v.path, v.rule.to_string()))
+        .collect();
+    assert_eq!(
+        rules,
+        vec![
+            ("/at".to_owned(), "format".to_owned()),
+            ("/id".to_owned(), "format".to_owned())
+        ]
+    );
+    assert_eq!(
+        contract.warnings(),
+        [
+            "schema.json: at /properties/zip/format: format \"zip-code\" is not one Bridle knows, so it is not checked"
+        ]
+    );
+
+    let set = load(&[
+        ("manifest.toml", &manifest("formats = \"annotate\"")),
+        ("schema.json", schema),
+    ])
+    .unwrap();
+    let contract = set.get("demo").unwrap();
+    assert!(contract.check(reply, &ctx).is_valid());
+    assert!(contract.warnings().is_empty());
+
+    let e = load(&[
+        ("manifest.toml", &manifest("formats = \"sometimes\"")),
+        ("schema.json", schema),
+    ])
+    .unwrap_err();
+    assert!(e.to_string().contains("formats"), "{e}");
+}
+
+#[test]
+fn a_pattern_that_is_no_regex_fails_the_load_naming_file_and_place() {
+    let e = load(&[
+        ("manifest.toml", &manifest("schemas = [\"defs.json\"]")),
+        ("schema.json", r#"{"$ref": "defs.json"}"#),
+        (
+            "defs.json",
+            r#"{"properties": {"code": {"pattern": "(["}}}"#,
+        ),
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("defs.json#/properties/code/pattern"), "{e}");
+    assert!(
+        e.contains("\"([\" is not an ECMA-262 regular expression"),
+        "{e}"
+    );
+}

@@ -12,6 +12,7 @@ mod fixtures;
 mod loading;
 mod markers;
 mod properties;
+mod schema_suite;
 mod snapshots;
 mod stream_json;
 mod stream_text;

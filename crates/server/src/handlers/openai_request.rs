@@ -254,6 +254,11 @@ pub(super) fn contract_for(
             };
             let contract = Contract::from_schema(&inline_name(name), schema)
                 .map_err(|e| ApiError::BadRequest(format!("response_format schema: {e}")))?;
+            // A client's schema: its warnings (at most 20, each bounded) go to the debug log,
+            // not the operator's warnings.
+            for warning in contract.warnings() {
+                tracing::debug!(warning = %warning, "response_format schema");
+            }
             Ok(Some(Arc::new(contract)))
         }
         ResponseFormatKind::JsonObject => Ok(Some(Arc::new(
