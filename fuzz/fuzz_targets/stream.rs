@@ -1,10 +1,11 @@
 //! Fuzz target: `StreamCheck` on arbitrary text split at arbitrary points, for every built-in
 //! contract kind. Never panics; every partial is one line of valid JSON; a reply the complete
-//! check finds valid is never aborted, and its held-back text is released without panicking.
+//! check finds valid is never aborted, and its held-back text is released without panicking;
+//! a `parse` abort (a value closed early, more members after it) is the complete check's own.
 
 #![no_main]
 
-use bridle_core::{Context, Contract, Contracts, StreamCheck};
+use bridle_core::{Context, Contract, Contracts, Rule, StreamCheck};
 use libfuzzer_sys::fuzz_target;
 use std::sync::{Arc, OnceLock};
 
@@ -37,14 +38,14 @@ fuzz_target!(|data: &[u8]| {
     let mut check = StreamCheck::new(contract, context);
     let mut emitted = Vec::new();
     let mut at = 0;
-    let mut aborted = false;
+    let mut aborted = None;
     while at < text.len() {
         let mut end = (at + step).min(text.len());
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        if check.push(&text[at..end], &mut emitted).is_err() {
-            aborted = true;
+        if let Err(abort) = check.push(&text[at..end], &mut emitted) {
+            aborted = Some(abort);
             break;
         }
         if let Some(partial) = check.partial() {
@@ -55,7 +56,18 @@ fuzz_target!(|data: &[u8]| {
     }
     let checked = contract.check(&text, context);
     if checked.is_valid() {
-        assert!(!aborted, "a valid reply was aborted: {text:?}");
+        assert!(aborted.is_none(), "a valid reply was aborted: {text:?}");
         check.finish(&checked, &mut emitted);
+    }
+    let parse = aborted
+        .iter()
+        .flat_map(|a| &a.violations)
+        .find(|v| v.rule == Rule::Parse);
+    if let Some(v) = parse {
+        let same = checked
+            .violations
+            .iter()
+            .any(|c| c.rule == Rule::Parse && c.message == v.message);
+        assert!(same, "{v:?} not in {:?}: {text:?}", checked.violations);
     }
 });

@@ -2,8 +2,9 @@
 //! → coercions → schema → rules →` [`Checked`].
 //!
 //! Text that already parses is never repaired. A reply cut off mid-value is reported as
-//! `truncated`, never silently completed; text with no JSON in it is `not_json`; JSON that still
-//! fails to parse after repair is `parse`, with the position and a quote of the text there.
+//! `truncated`, never silently completed; text with no JSON in it is `not_json`; JSON that
+//! breaks, or closes and goes on, is `parse`, with the line and column of the reply and a quote
+//! of the text there (never a part of it taken for the whole); two answers are `ambiguous`.
 
 use crate::context::Context;
 use crate::contract::{Checked, Contract};
@@ -39,6 +40,9 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
                         .with_found(tail(raw)),
                     repaired.repairs,
                 );
+            }
+            if let Some(broken) = repaired.broken {
+                return Checked::rejected(broken_violation(broken), repaired.repairs);
             }
             if let Some(ambiguity) = repaired.ambiguous {
                 return Checked::rejected(
@@ -167,6 +171,11 @@ pub(crate) fn too_large(size: u64, limit: usize) -> Violation {
         Rule::TooLarge,
         format!("the reply is {size} bytes; the contract accepts at most {limit} bytes"),
     )
+}
+
+/// The `parse` violation of a reply whose JSON started but cannot be read whole.
+pub(crate) fn broken_violation(broken: crate::repair::Broken) -> Violation {
+    Violation::new("", Rule::Parse, broken.message).with_found(broken.found)
 }
 
 fn parse_violation(text: &str, error: &serde_json::Error) -> Violation {

@@ -292,6 +292,7 @@ impl<'s> SectionReader<'s> {
         let repaired = repair(text, hint);
         if repaired.truncated.is_none()
             && repaired.ambiguous.is_none()
+            && repaired.broken.is_none()
             && let Ok(value) = serde_json::from_str::<Value>(&repaired.text)
         {
             for r in repaired.repairs {

@@ -256,6 +256,44 @@ impl Gap {
     }
 }
 
+/// Where the bracketed text opened at `src[start]` (a `{` or `[`) closes: just after the
+/// bracket that balances it, skipping `"`-strings and closers that close nothing; the end of
+/// the text when none does. Bounds a broken document found in prose, so that no start inside
+/// it is taken for an answer.
+pub(super) fn extent(src: &[u8], start: usize) -> usize {
+    let mut open: Vec<u8> = Vec::new();
+    let mut i = start;
+    let mut in_string = false;
+    while let Some(&b) = src.get(i) {
+        i += 1;
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' => open.push(b'}'),
+            b'[' => open.push(b']'),
+            // A closer closes the innermost container of its kind and those opened inside it
+            // (as the fixer reads `{"a": [1}`); one that closes nothing is passed over.
+            b'}' | b']' => {
+                if let Some(k) = open.iter().rposition(|&c| c == b) {
+                    open.truncate(k);
+                    if open.is_empty() {
+                        return i;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    src.len()
+}
+
 /// The position of the first byte that is not JSON whitespace.
 pub(super) fn first_token(src: &[u8]) -> Option<usize> {
     src.iter()
@@ -349,6 +387,10 @@ mod tests {
             }
         );
         assert_eq!(comment_end(b"# x\ny", 0, true), Some(3));
+        assert_eq!(extent(b"x {\"a\": [1}, \"b}\": 2} y", 2), 11);
+        assert_eq!(extent(b"{\"a\": [1]], \"b\": [2]} y", 0), 21);
+        assert_eq!(extent(b"[1, [2]", 0), 7);
+        assert_eq!(extent(b"{\"a\": \"\\\"}\"} z", 0), 12);
         assert_eq!(first_token(b" \r\n x"), Some(4));
         assert_eq!(first_token(b"  "), None);
     }

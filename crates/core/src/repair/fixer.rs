@@ -3,12 +3,12 @@
 //! It reads the bytes once, left to right, keeping the open objects and arrays on an explicit
 //! stack (never recursion, so 100,000 nested `[` cost memory, not stack). Unchanged stretches
 //! are copied in bulk; every change is counted in a [`Tally`]. It stops at the end of the
-//! first complete value, at the first thing it cannot read (a [`Outcome::Failed`] that the
-//! caller answers by trying another start), or at the end of the text. There the value was
-//! cut off, and it says where with a JSON pointer instead of guessing the rest — except when
-//! the text is a region that the reply goes on after (a closed code fence): a value that ends
-//! there with brackets still open was finished by its writer, and the missing closing
-//! brackets are appended.
+//! first complete value, at the first thing it cannot read (a [`Outcome::Failed`], saying what
+//! was expected there and whether what came before was plainly JSON), or at the end of the
+//! text. There the value was cut off, and it says where with a JSON pointer instead of
+//! guessing the rest — except when the text is a region that the reply goes on after (a closed
+//! code fence): a value that ends there with brackets still open was finished by its writer,
+//! and the missing closing brackets are appended.
 
 use super::Truncation;
 use super::extract::comment_end;
@@ -25,8 +25,14 @@ pub(super) enum Outcome {
     Complete { end: usize },
     /// The text ended in the middle of the value.
     Cut(Truncation),
-    /// Something at `at` could not be read as (almost-)JSON.
-    Failed { at: usize },
+    /// Something at `at` could not be read as (almost-)JSON; `expected` says, in words, what
+    /// could have stood there. `committed`: the text read before it was plainly JSON (a quoted
+    /// key, a bare key and its `:`, or a whole item or member), so the value had started.
+    Failed {
+        at: usize,
+        committed: bool,
+        expected: &'static str,
+    },
 }
 
 /// What a run of the fixer produced.
@@ -142,6 +148,8 @@ pub(super) struct Fixer<'a> {
     /// Whether the text ending after a complete member, brackets still open, is completed
     /// (the reply went on after this region) rather than reported as cut off.
     close_at_end: bool,
+    /// Whether what was read is plainly JSON (see [`Outcome::Failed`]).
+    committed: bool,
 }
 
 impl<'a> Fixer<'a> {
@@ -157,11 +165,16 @@ impl<'a> Fixer<'a> {
             stack: Vec::new(),
             lenient,
             close_at_end,
+            committed: false,
         };
         let outcome = match fixer.run() {
             Ok(end) => Outcome::Complete { end },
             Err(Stop::Cut(kind)) => Outcome::Cut(fixer.truncation(kind)),
-            Err(Stop::Invalid) => Outcome::Failed { at: fixer.pos },
+            Err(Stop::Invalid) => Outcome::Failed {
+                at: fixer.pos,
+                committed: fixer.committed,
+                expected: fixer.expected(),
+            },
         };
         let Output {
             bytes,
@@ -209,6 +222,7 @@ impl<'a> Fixer<'a> {
                     false
                 }
                 (Container::Object, Slot::AfterKey, b':') => {
+                    self.committed = true;
                     self.set_slot(Slot::AfterColon);
                     self.out.push(b':');
                     self.pos += 1;
@@ -344,6 +358,7 @@ impl<'a> Fixer<'a> {
         let end = self.out.len();
         match self.stack.last_mut() {
             Some(top) => {
+                self.committed = true;
                 top.slot = Slot::AfterValue;
                 top.value_end = end;
                 false
@@ -358,6 +373,7 @@ impl<'a> Fixer<'a> {
         if let Some((quote, len)) = Quote::opening_at(self.src, self.pos) {
             self.pos = copy_string(self.src, self.pos, quote, len, self.lenient, &mut self.out)
                 .map_err(|Cut| Stop::Cut(CutKind::InKey))?;
+            self.committed = true;
         } else if starts_bare_key(self.src, self.pos) {
             // Stop at ASCII bytes that cannot be in an identifier and at curly quotes, so the
             // key ends on a character boundary and holds no `"`, `\` or control character.
@@ -452,6 +468,31 @@ impl<'a> Fixer<'a> {
             Slot::AfterColon => CutKind::AfterColon,
         };
         Err(Stop::Cut(kind))
+    }
+
+    /// What could have stood where the fixer stopped, in words a writer can act on.
+    fn expected(&self) -> &'static str {
+        let Some(top) = self.stack.last() else {
+            return "a JSON object or array";
+        };
+        if self.stack.len() >= MAX_DEPTH && matches!(self.src.get(self.pos), Some(b'{' | b'[')) {
+            return "no deeper nesting (1024 levels at most)";
+        }
+        match (top.container, top.slot) {
+            (Container::Object, Slot::Open) => "a member name in double quotes, or '}'",
+            (Container::Object, Slot::AfterComma) => "a member name in double quotes",
+            (Container::Object, Slot::AfterKey) => "':' after the member name",
+            (Container::Object, Slot::AfterColon) => {
+                "the member's value (a string in double quotes, a number, true, false, null, an object or an array)"
+            }
+            (Container::Object, Slot::AfterValue) => "',' or '}' after the member",
+            (Container::Array, Slot::Open) => "an item, or ']'",
+            (Container::Array, Slot::AfterComma) => {
+                "an item (a string in double quotes, a number, true, false, null, an object or an array)"
+            }
+            (Container::Array, Slot::AfterValue) => "',' or ']' after the item",
+            (Container::Array, Slot::AfterKey | Slot::AfterColon) => "an item",
+        }
     }
 
     /// Describes a cut: the JSON pointer of the member or element being written, in words.
@@ -561,13 +602,47 @@ mod tests {
 
     #[test]
     fn failures_say_where() {
+        let failed = |at, committed, expected| Outcome::Failed {
+            at,
+            committed,
+            expected,
+        };
         let fixed = fix("[the answer]");
-        assert_eq!(fixed.outcome, Outcome::Failed { at: 1 });
+        assert_eq!(fixed.outcome, failed(1, false, "an item, or ']'"));
         assert_eq!(fixed.text, "[");
-        assert_eq!(fix("{braces}").outcome, Outcome::Failed { at: 7 });
-        assert_eq!(fix(r#"{"a" 1}"#).outcome, Outcome::Failed { at: 5 });
-        assert_eq!(fix(r#"{"a": }"#).outcome, Outcome::Failed { at: 6 });
-        assert_eq!(fix("[1 ; 2]").outcome, Outcome::Failed { at: 3 });
+        assert_eq!(
+            fix("{braces}").outcome,
+            failed(7, false, "':' after the member name")
+        );
+        assert_eq!(
+            fix(r#"{"a" 1}"#).outcome,
+            failed(5, true, "':' after the member name")
+        );
+        assert!(matches!(
+            fix(r#"{"a": }"#).outcome,
+            Outcome::Failed { at: 6, committed: true, expected } if expected.starts_with("the member's value")
+        ));
+        assert_eq!(
+            fix("[1 ; 2]").outcome,
+            failed(3, true, "',' or ']' after the item")
+        );
+        // A bare key is plain JSON only once its `:` follows; an item once it is complete.
+        assert!(matches!(
+            fix("{see: below}").outcome,
+            Outcome::Failed {
+                at: 6,
+                committed: true,
+                ..
+            }
+        ));
+        assert_eq!(
+            fix(r#"{"a": ["x"], ["b"]}"#).outcome,
+            failed(13, true, "a member name in double quotes")
+        );
+        assert_eq!(
+            fix(r#"{"a": [1]]}"#).outcome,
+            failed(9, true, "',' or '}' after the member")
+        );
     }
 
     #[test]

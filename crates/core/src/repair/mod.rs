@@ -9,12 +9,21 @@
 //! that lie inside a value an earlier start already read are skipped, so an inner object is
 //! never taken for the answer, and the total work stays linear in the length of the reply.
 //!
-//! Two things are refused rather than guessed: a reply that ends with brackets still open
-//! (reported as [`Truncation`]: a number or a list that ends there may have gone on), and a
-//! reply that holds two different answers of the same shape ([`Ambiguity`], `rival.rs`).
+//! Refused rather than guessed: a reply that ends with brackets still open (reported as
+//! [`Truncation`]: a number or a list that ends there may have gone on); a reply that holds two
+//! different answers of the same shape, or a second value right after the first
+//! ([`Ambiguity`], `rival.rs`); and — never a fragment — a value that started the reply (or a
+//! fence) and then breaks, or closes and goes on with more members (`{"a": 1}, "b": 2}`, read
+//! by `follow.rs`): [`Broken`], with the place and a quote (`broken.rs`). Prose is dropped
+//! only around the JSON: a broken value found in prose is passed over with everything inside
+//! its brackets, and a bracket that is a member's value or a list's item is never an answer.
 
+mod broken;
 mod extract;
 mod fixer;
+pub(crate) mod follow;
+#[cfg(test)]
+mod fragment_tests;
 mod output;
 mod rival;
 mod scalar;
@@ -25,6 +34,8 @@ mod tally;
 mod tests;
 
 use crate::report::Repair;
+pub use broken::Broken;
+pub(crate) use broken::{line_column, quote_around};
 use search::Search;
 use tally::{Kind, Tally};
 
@@ -84,6 +95,17 @@ impl Ambiguity {
             found,
         }
     }
+
+    /// A second value starts at byte `second` of `text`, right after the answer.
+    fn adjacent(text: &str, second: usize) -> Self {
+        let (line, column) = line_column(text, second);
+        Self {
+            message: format!(
+                "a second JSON value starts right after the first, at line {line}, column {column}; send exactly one JSON value"
+            ),
+            found: quote_around(text, second),
+        }
+    }
 }
 
 /// The result of [`repair`].
@@ -99,6 +121,8 @@ pub struct Repaired {
     pub found_json: bool,
     /// Set when the reply holds two different answers; `text` is then the first of them.
     pub ambiguous: Option<Ambiguity>,
+    /// Set when the reply's JSON started but cannot be read whole; `text` then does not parse.
+    pub broken: Option<Broken>,
 }
 
 /// Repairs an almost-JSON reply. Text that already parses is returned unchanged.
@@ -110,6 +134,7 @@ pub fn repair(raw: &str, hint: RootHint) -> Repaired {
             truncated: None,
             found_json: true,
             ambiguous: None,
+            broken: None,
         };
     }
     let mut seed = Tally::default();

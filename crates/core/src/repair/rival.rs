@@ -35,7 +35,7 @@ pub(super) fn rival(
         let fixed = Fixer::fix(bytes, start, false, false);
         let end = match fixed.outcome {
             Outcome::Complete { end } => end,
-            Outcome::Failed { at } => {
+            Outcome::Failed { at, .. } => {
                 starts.skip_to(at.max(start + 1));
                 continue;
             }

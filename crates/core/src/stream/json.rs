@@ -17,18 +17,24 @@
 //! Nothing is checked where the applicable subschema is not certain, nor at or below a
 //! declared coercion's path.
 //!
+//! What the value's **own closing bracket** proves is held until the text after it shows how
+//! the complete check will read the reply ([`After`], the repair's own reader): more members
+//! or items (`{"a": 1}, "b": 2}`) make it refuse the reply as `parse`, and the reader then
+//! aborts with that very violation (whatever the schema; the same words, place and quote); a
+//! second value makes it refuse the reply as `ambiguous` or take the first, so the held
+//! violations are dropped (the complete check decides); prose releases them. A reply that ends
+//! right after its value is judged by the complete check alone.
+//!
 //! # Exceptions
 //!
-//! The complete check reads the reply with the repair search, which tries other places when
-//! the started value cannot be read. So a continuation that **breaks the started JSON beyond
-//! repair** (say, an unbalanced bracket, or a second value written after abandoning the
-//! first) can make the search pick a different JSON value later in the text, and that value
-//! may be valid although the stream aborted. The reader does not try to foresee this: a model
-//! that wrote a wrong value into the JSON it started is not expected to abandon that JSON
-//! and write a better one after it. (`tests/it/stream_json.rs` shows this case.)
-//!
-//! Likewise, a **duplicate key** is not foreseen: `serde_json` keeps the last of two members
-//! with the same key, so a later duplicate could replace a member found wrong earlier.
+//! Once the value has started, the complete check never takes another value in its place (a
+//! broken one is refused as `parse`), so an abort is a rejection the complete check makes too
+//! — except for a **duplicate key**: `serde_json` keeps the last of two members with the same
+//! key, so a later duplicate can replace a member found wrong earlier, and the reply may pass.
+//! The complete check names a different violation than the abort when a continuation **breaks
+//! the started JSON** after the abort (an unbalanced bracket, a member name missing: `parse`
+//! at the break), or when a **second answer of the same shape** follows in the prose
+//! (`Option A: {…} Option B: {…}`: `ambiguous`).
 
 mod check;
 mod partial;
@@ -38,6 +44,7 @@ mod start;
 
 use crate::contract::Contract;
 use crate::repair::RootHint;
+use crate::repair::follow::{After, Follow};
 use crate::report::Violation;
 use check::Checker;
 use partial::render;
@@ -68,6 +75,12 @@ pub(super) struct JsonStream {
     hint: RootHint,
     /// The last partial value returned.
     last: super::LastShown,
+    /// Once the value closed: the reader of what follows it, until that is decided.
+    after: Option<After>,
+    /// What the text after the value decided (nothing more is judged then).
+    decided: bool,
+    /// Violations proven when the value closed, held until what follows it is known.
+    held: Option<Vec<Violation>>,
 }
 
 impl JsonStream {
@@ -90,6 +103,9 @@ impl JsonStream {
             checker: Checker::new(index, coercions).map(Box::new),
             hint: schema.root_hint(),
             last: super::LastShown::default(),
+            after: None,
+            decided: false,
+            held: None,
         }
     }
 
@@ -121,9 +137,37 @@ impl JsonStream {
         let Phase::Reading(scanner) = &mut self.phase else {
             return Ok(());
         };
-        match &mut self.checker {
+        let scanned = match &mut self.checker {
             Some(checker) => scanner.scan(raw, checker.as_mut()),
             None => scanner.scan(raw, &mut ()),
+        };
+        let Status::Done { end } = scanner.status() else {
+            return scanned;
+        };
+        // The value closed. What its close proved waits for what follows it: more members
+        // (then the complete check refuses the reply as `parse`, and so does this), or a
+        // second value (then it may refuse it as `ambiguous`).
+        if let Err(proven) = scanned {
+            self.held = Some(proven);
+        }
+        if self.decided {
+            return Ok(());
+        }
+        let follow = self
+            .after
+            .get_or_insert_with(|| After::new(end))
+            .read(raw.as_bytes(), false);
+        let Some(follow) = follow else {
+            return Ok(());
+        };
+        self.decided = true;
+        match follow {
+            Follow::MoreMembers { .. } => Err(vec![closed_early(raw, end - 1)]),
+            Follow::Prose => self.held.take().map_or(Ok(()), Err),
+            Follow::End | Follow::SecondValue { .. } => {
+                self.held = None;
+                Ok(())
+            }
         }
     }
 
@@ -144,6 +188,16 @@ impl JsonStream {
         let text = render(raw, scanner.start(), end)?;
         self.last.is_new(&text).then_some(text)
     }
+}
+
+/// The `parse` violation of a value that closes at byte `closer` of `raw` while more of its
+/// document follows: the complete check's own words (positions counted after a byte order
+/// mark, which the complete check drops).
+fn closed_early(raw: &str, closer: usize) -> Violation {
+    let bom = if raw.starts_with('\u{feff}') { 3 } else { 0 };
+    let text = raw.get(bom..).unwrap_or(raw);
+    let broken = crate::repair::Broken::closed_early(text, closer.saturating_sub(bom));
+    crate::check::broken_violation(broken)
 }
 
 #[cfg(test)]
@@ -256,19 +310,31 @@ mod tests {
         }));
         for (text, want) in [
             ("{\"kind\": \"c\", \"n\": 1}", Some((13, "/kind", "enum"))),
-            ("{\"n\": 1.5}", Some((10, "/n", "type"))),
+            ("{\"n\": 1.5, \"kind\": \"a\"}", Some((10, "/n", "type"))),
             ("{\"n\": 2.0, \"kind\": \"a\"}", None),
-            ("{\"tag\": \"u\"}", Some((12, "/tag", "const"))),
+            (
+                "{\"tag\": \"u\", \"kind\": \"a\"}",
+                Some((12, "/tag", "const")),
+            ),
             (
                 "{\"list\": [\"x\", 3, \"y\"]}",
                 Some((17, "/list/1", "type")),
             ),
             ("{\"other\": 1}", Some((9, "", "additionalProperties"))),
-            ("{\"n\": 1}", Some((8, "", "required"))),
             ("{\"kind\": \"a\", \"n\": 1,}", None),
             ("[1, 2]", None),
             ("Sure: {\"kind\": \"c\"}", None),
             ("{\"kind\": \"c\" // oops\n}", None),
+            // What the root's own closing bracket proves waits for what follows it: prose
+            // releases it; a reply that ends there is left to the complete check.
+            ("{\"n\": 1}\n\nThanks!", Some((11, "", "required"))),
+            ("{\"n\": 1}", None),
+            ("{\"tag\": \"u\"} ok", Some((14, "/tag", "const"))),
+            // More members after it: the complete check's `parse`, whatever the schema says.
+            ("{\"n\": 1}, \"kind\": \"a\"}", Some((11, "", "parse"))),
+            ("[1, 2], [3]]", Some((9, "", "parse"))),
+            // A second value after it: the complete check decides.
+            ("{\"n\": 1}\n{\"kind\": \"a\"}", None),
         ] {
             for step in [1, 1000] {
                 // Where it aborts is checked with one-character deltas.
@@ -293,7 +359,7 @@ mod tests {
         });
         let (_, abort) = run(&c, "{\"s\": [\"plain\", {\"text\": \"x\"}, {}]}", 1);
         assert_eq!(abort, None);
-        let (_, abort) = run(&c, "{\"s\": 5}", 1);
+        let (_, abort) = run(&c, "{\"s\": 5, \"t\": 1}", 1);
         assert_eq!(abort.map(|a| a.2), Some("type".to_owned()));
 
         let mut c = contract(json!({

@@ -1,6 +1,6 @@
 //! Streaming `json` replies through [`StreamCheck`]: partial values, early aborts on each kind
-//! of proven violation (each agreeing with the complete check), the documented exceptions,
-//! and property tests over generated replies split at random.
+//! of proven violation (each agreeing with the complete check, a value closed early included),
+//! the documented exceptions, and property tests over generated replies split at random.
 
 use crate::selfhelp;
 use bridle_core::{Abort, Context, Contract, StreamCheck};
@@ -140,7 +140,7 @@ fn integers_are_judged_as_the_draft_says() {
         "$schema": "http://json-schema.org/draft-04/schema#",
         "properties": {"n": {"type": "integer"}}
     }));
-    assert_aborts_at(&d4, "{\"n\": 5.0}", "5.0", "/n", "type");
+    assert_aborts_at(&d4, "{\"n\": 5.0, \"m\": 1}", "5.0", "/n", "type");
     let d7 = contract(json!({
         "$schema": "http://json-schema.org/draft-07/schema#",
         "properties": {"n": {"type": "integer"}, "e": {"enum": [1, "one"]}}
@@ -149,7 +149,7 @@ fn integers_are_judged_as_the_draft_says() {
         assert!(stream(&d7, text, &[1]).abort.is_none(), "{text}");
         assert!(d7.check(text, &Context::new()).is_valid(), "{text}");
     }
-    assert_aborts_at(&d7, "{\"n\": 5.5}", "5.5", "/n", "type");
+    assert_aborts_at(&d7, "{\"n\": 5.5, \"m\": 1}", "5.5", "/n", "type");
 }
 
 #[test]
@@ -174,8 +174,10 @@ fn a_value_outside_enum_aborts() {
 
 #[test]
 fn a_value_unequal_to_const_aborts() {
-    let text = selfhelp_reply(|v| v["type"] = json!("reply"));
-    assert_aborts_at(&selfhelp(), &text, "\"reply\"", "/type", "const");
+    // `type` is the root's last member: what the root's closing bracket settles waits for what
+    // follows it (here prose, so the value is the answer and the abort stands).
+    let text = selfhelp_reply(|v| v["type"] = json!("reply")) + "\n\nThat is all.";
+    assert_aborts_at(&selfhelp(), &text, "\n}", "/type", "const");
 }
 
 #[test]
@@ -277,10 +279,10 @@ fn replies_the_reader_does_not_follow_never_abort() {
     assert!(streamed.partials.is_empty());
 }
 
-/// The documented exception: a continuation that breaks the started JSON beyond repair lets
-/// the repair search take a later value, which may be valid although the stream aborted.
+/// A continuation that breaks the started JSON after an abort: the complete check refuses the
+/// reply too (as `parse`, at the break) — it never takes a later value in its place.
 #[test]
-fn exception_a_broken_json_lets_the_search_pick_a_later_value() {
+fn a_broken_json_after_an_abort_is_refused_by_the_complete_check() {
     let contract = contract(json!({
         "type": "object",
         "required": ["n"],
@@ -292,7 +294,63 @@ fn exception_a_broken_json_lets_the_search_pick_a_later_value() {
         streamed.proven(),
         Some(vec![("/n".to_owned(), "type".to_owned())])
     );
-    assert!(contract.check(text, &Context::new()).is_valid());
+    assert_eq!(
+        complete(&contract, text),
+        [("".to_owned(), "parse".to_owned())]
+    );
+}
+
+/// A value closed early with more members after it: the stream aborts with the complete
+/// check's own `parse` violation, as soon as the first of them shows, whatever else it holds.
+#[test]
+fn a_value_closed_early_aborts_as_the_complete_check_refuses_it() {
+    let contract = contract(json!({
+        "type": "object",
+        "required": ["key", "key2"],
+        "properties": {"key": {"type": "string"}}
+    }));
+    for (text, at) in [
+        ("{\"key\": \"value\"}, \"key2\": \"value2\"}", 19),
+        ("```json\n{\"key\": \"value\"}\n, key2: 1}\n```", 32),
+        ("{\"key\": 5}}, \"key2\": 1}", 14),
+    ] {
+        let checked = contract.check(text, &Context::new());
+        for sizes in [&[1][..], &[4], &[2, 9]] {
+            let streamed = stream(&contract, text, sizes);
+            let (pushed, abort) = streamed.abort.expect("an abort");
+            // The same words and place (the quote shows what had arrived).
+            let said = |v: &[bridle_core::Violation]| -> Vec<(String, String, String)> {
+                v.iter()
+                    .map(|v| (v.path.clone(), v.rule.to_string(), v.message.clone()))
+                    .collect()
+            };
+            assert_eq!(
+                said(&abort.violations),
+                said(&checked.violations),
+                "{text:?}"
+            );
+            if sizes == [1] {
+                assert_eq!(pushed, at, "{text:?}");
+            }
+        }
+        assert_eq!(checked.violations[0].rule.as_str(), "parse");
+    }
+    // Not more members: prose after a comma, a second value, a closer too many.
+    for text in [
+        "{\"key\": \"value\"}, as you asked.",
+        "{\"key\": \"value\"}\n{\"key\": \"other\"}",
+        "{\"key\": \"v\", \"key2\": 1}}",
+    ] {
+        let streamed = stream(&contract, text, &[1]);
+        let full = complete(&contract, text);
+        if let Some(proven) = streamed.proven() {
+            assert!(proven.iter().all(|p| full.contains(p)), "{text:?}");
+        }
+        assert!(
+            !full.iter().any(|(_, rule)| rule == "parse"),
+            "{text:?}: {full:?}"
+        );
+    }
 }
 
 /// The other documented exception: serde_json keeps the last of two members with the same
