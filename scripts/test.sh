@@ -104,7 +104,7 @@ if [ ! -d tests/browser/node_modules ] || [ ! -f "$stamp" ] || [ "$lock" -nt "$s
   (cd tests/browser && npm ci --no-audit --no-fund)
 fi
 cargo build -p bridle --locked
-node --test tests/browser/ 2>&1 | tee "$log.browser"
+BRIDLE_BIN="${CARGO_TARGET_DIR:-target}/debug/bridle" node --test tests/browser/ 2>&1 | tee "$log.browser"
 browser=$(grep -E '^# pass [0-9]+' "$log.browser" | grep -oE '[0-9]+' | tail -n 1)
 total=$(( total + ${browser:-0} ))
 
