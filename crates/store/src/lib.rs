@@ -14,11 +14,13 @@ mod listing;
 mod migrations;
 mod postgres;
 pub mod private_files;
+mod prompts;
 pub mod retention;
 mod rows;
 mod sql;
 mod sqlite;
 mod stats;
+mod write_rows;
 
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
@@ -40,10 +42,12 @@ pub enum Commit {
     /// An answer means its attempts are in the database (the default).
     #[default]
     BeforeReply,
-    /// SQLite only: the answer goes out once its messages are queued for the writer, which
-    /// commits them within milliseconds; reads wait for the writes queued before them. A crash
-    /// loses the last milliseconds' turns although they were answered. Keeps the commit (and
-    /// the log's periodic restart, two `fsync`s on a disk) out of the answer's latency.
+    /// The answer goes out once its messages are queued for the writer, which commits them
+    /// within milliseconds; this instance's reads wait for the writes queued before them. A
+    /// crash loses the last milliseconds' turns although they were answered. Keeps the commit
+    /// (SQLite: and the log's periodic restart, two `fsync`s on a disk; PostgreSQL: its round
+    /// trip and `fsync`) out of the answer's latency. On PostgreSQL each message still takes
+    /// its id from the database's sequence (one round trip, no commit) before the answer.
     AfterReply,
 }
 
@@ -606,19 +610,12 @@ pub async fn open(url: &str) -> Result<Box<dyn Store>, StoreError> {
     open_with(url, Commit::BeforeReply).await
 }
 
-/// [`open`], committing as `commit` says. PostgreSQL always commits before the answer (a
-/// warning says so when asked otherwise): its commits do not stall the way SQLite's log
-/// restart does, and several instances share it.
+/// [`open`], committing as `commit` says.
 pub async fn open_with(url: &str, commit: Commit) -> Result<Box<dyn Store>, StoreError> {
     if url.starts_with("sqlite:") {
         Ok(Box::new(SqliteStore::open_with(url, commit).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        if commit == Commit::AfterReply {
-            tracing::warn!(
-                "store_commit = \"after_reply\" applies to SQLite only: PostgreSQL commits before each answer"
-            );
-        }
-        Ok(Box::new(PostgresStore::open(url).await?))
+        Ok(Box::new(PostgresStore::open_with(url, commit).await?))
     } else {
         Err(StoreError::Config(format!(
             "unsupported store URL {url:?}: use sqlite://PATH or postgres://…"

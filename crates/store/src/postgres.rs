@@ -2,19 +2,33 @@
 //! behind a connection pool. JSON is stored as JSONB (bound as text and cast, so both backends
 //! serialise alike), booleans as BOOLEAN and times as BIGINT Unix milliseconds. Migrations run
 //! under sqlx's advisory lock, so instances starting together apply them once.
+//!
+//! Messages are written by group commit ([`writer`], [`batch`]): concurrent turns share one
+//! statement and one commit. Each distinct prompt is stored once ([`crate::prompts`]); the
+//! foreign key from `messages.prompt_hash` makes that safe with several gateways writing and
+//! sweeping at once (migration 8 says how). With `store_commit = "after_reply"` a message takes
+//! its id from the sequence, is queued and answered; its commit follows within milliseconds, and
+//! this instance's reads and other writes wait for the writes queued before them.
 
+mod batch;
+mod writer;
+
+use super::Commit;
 use super::listing::{self, TextMatch};
 use super::migrations::{self, Embedded};
-use super::rows::{self, EncodedMessage, Field, StoreRow};
+use super::prompts;
+use super::rows::{self, Field, StoreRow};
 use super::sql::{Bind, Placeholders, Query};
 use super::stats::{self, Dialect, Plan, Tally};
+use super::write_rows::{ConversationRow, MessageRow};
 use super::{
-    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Interruption,
-    Message, NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange,
-    Purged, Route, SafetyEvent, Source, Stats, StatsQuery, StoreError, View, now_ms,
+    Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
+    NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange, Purged,
+    SafetyEvent, Source, Stats, StatsQuery, StoreError, View, now_ms,
 };
 use super::{Purges, Reads, TurnWrites};
 use async_trait::async_trait;
+use batch::Write;
 use futures::TryStreamExt;
 use serde_json::Value;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgPool, PgPoolOptions, PgRow};
@@ -22,6 +36,7 @@ use sqlx::types::Json;
 use sqlx::{Arguments, AssertSqlSafe, Postgres, Row};
 use std::str::FromStr;
 use std::time::Duration;
+use writer::Writer;
 
 /// Connections in the pool.
 const POOL_SIZE: u32 = 10;
@@ -66,6 +81,11 @@ const MIGRATIONS: &[Embedded] = &[
         name: "message_turn",
         sql: include_str!("../migrations/postgres/0007_message_turn.sql"),
     },
+    Embedded {
+        version: 8,
+        name: "prompts",
+        sql: include_str!("../migrations/postgres/0008_prompts.sql"),
+    },
 ];
 
 /// Case-insensitive substring match (`ILIKE` folds case by the database's locale).
@@ -95,11 +115,19 @@ const STATS: Dialect = Dialect {
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
+    writer: Writer,
+    commit: Commit,
 }
 
 impl PostgresStore {
-    /// Connects to the database `postgres://…` names and applies the migrations.
+    /// Connects to the database `postgres://…` names and applies the migrations; commits before
+    /// each answer.
     pub async fn open(url: &str) -> Result<Self, StoreError> {
+        Self::open_with(url, Commit::BeforeReply).await
+    }
+
+    /// [`PostgresStore::open`], committing as `commit` says.
+    pub async fn open_with(url: &str, commit: Commit) -> Result<Self, StoreError> {
         // The URL may carry a password: it is not repeated in the error.
         let options = PgConnectOptions::from_str(url)
             .map_err(|error| StoreError::Config(format!("invalid PostgreSQL URL: {error}")))?
@@ -116,7 +144,46 @@ impl PostgresStore {
             .map_err(|error| StoreError::Migration {
                 source: Box::new(error),
             })?;
-        Ok(Self { pool })
+        Ok(Self {
+            writer: Writer::start(pool.clone()),
+            pool,
+            commit,
+        })
+    }
+
+    /// Waits for the writes queued before the call when they may not be committed yet
+    /// (`after_reply`), so that this instance reads what it wrote.
+    async fn settle(&self) {
+        if self.commit == Commit::AfterReply {
+            self.writer.settled().await;
+        }
+    }
+
+    /// Writes a message (and the conversation it starts): with the next batch, answered once
+    /// committed; or, when `detach` and `after_reply`, with an id taken now, answered once
+    /// queued. A message PostgreSQL would refuse whatever happens (text holding NUL) is always
+    /// waited for, so its error reaches the caller.
+    async fn write_message(
+        &self,
+        conversation: Option<&Conversation>,
+        message: &NewMessage,
+        detach: bool,
+    ) -> Result<i64, StoreError> {
+        let mut write = Write {
+            conversation: conversation.map(ConversationRow::new).transpose()?,
+            message: MessageRow::new(message)?,
+        };
+        if !detach || self.commit == Commit::BeforeReply || write.refused() {
+            return self.writer.write(write).await;
+        }
+        let id: i64 =
+            sqlx::query_scalar("SELECT nextval(pg_get_serial_sequence('messages', 'id'))")
+                .fetch_one(&self.pool)
+                .await
+                .map_err(fault)?;
+        write.message.id = Some(id);
+        self.writer.write_detached(write).await?;
+        Ok(id)
     }
 }
 
@@ -209,6 +276,14 @@ impl TurnWrites for PostgresStore {
         "postgres"
     }
 
+    fn write_failures(&self) -> Option<prometheus_client::metrics::counter::Counter> {
+        (self.commit == Commit::AfterReply).then(|| self.writer.failures())
+    }
+
+    async fn flush(&self) {
+        self.writer.settled().await;
+    }
+
     async fn create_conversation(&self, new: &NewConversation) -> Result<Conversation, StoreError> {
         let conversation = Conversation::start(new);
         insert_conversation(&conversation)?
@@ -223,21 +298,11 @@ impl TurnWrites for PostgresStore {
         conversation: &Conversation,
         first: &NewMessage,
     ) -> Result<i64, StoreError> {
-        let encoded = EncodedMessage::new(first)?;
-        let mut tx = self.pool.begin().await.map_err(fault)?;
-        insert_conversation(conversation)?
-            .execute(&mut *tx)
-            .await
-            .map_err(fault)?;
-        let id = insert_message(first, encoded)
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(fault)?;
-        tx.commit().await.map_err(fault)?;
-        Ok(id)
+        self.write_message(Some(conversation), first, false).await
     }
 
     async fn set_status(&self, id: &str, status: ConversationStatus) -> Result<bool, StoreError> {
+        self.settle().await;
         let done = sqlx::query(
             "UPDATE conversations SET status = $1, updated_at = GREATEST(updated_at, $2) \
              WHERE id = $3",
@@ -264,6 +329,7 @@ impl TurnWrites for PostgresStore {
     }
 
     async fn set_state(&self, id: &str, state: &Value) -> Result<bool, StoreError> {
+        self.settle().await;
         let done = sqlx::query(
             "UPDATE conversations SET state = $1::jsonb, updated_at = GREATEST(updated_at, $2) \
              WHERE id = $3",
@@ -278,12 +344,7 @@ impl TurnWrites for PostgresStore {
     }
 
     async fn record_message(&self, message: &NewMessage) -> Result<i64, StoreError> {
-        let encoded = EncodedMessage::new(message)?;
-        // One statement, hence one transaction: the insert and the conversation's bump.
-        Ok(insert_message(message, encoded)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(fault)?)
+        self.write_message(None, message, true).await
     }
 
     fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64> {
@@ -292,10 +353,9 @@ impl TurnWrites for PostgresStore {
         let first = first.clone();
         // Started now, on a task of its own, so that it runs while the model is called.
         let write = tokio::spawn(async move {
-            match conversation {
-                Some(conversation) => store.create_conversation_with(&conversation, &first).await,
-                None => store.record_message(&first).await,
-            }
+            store
+                .write_message(conversation.as_ref(), &first, true)
+                .await
         });
         Box::pin(async move { write.await.map_err(|_| StoreError::Closed)? })
     }
@@ -305,13 +365,14 @@ impl TurnWrites for PostgresStore {
         opening: Pending<i64>,
         message: &NewMessage,
     ) -> Result<(i64, i64), StoreError> {
-        // Connections of a pool commit in any order: the opening first, so the ids keep the
-        // turn's order.
+        // The opening first, so the ids keep the turn's order.
         let first = opening.await?;
         Ok((first, self.record_message(message).await?))
     }
 
     async fn record_safety_event(&self, event: &NewSafetyEvent) -> Result<i64, StoreError> {
+        // Its message must be committed first.
+        self.settle().await;
         let id: i64 = sqlx::query_scalar(
             "INSERT INTO safety_events \
              (conversation_id, message_id, level, concerns, action, notified_at, created_at) \
@@ -334,6 +395,7 @@ impl TurnWrites for PostgresStore {
 #[async_trait]
 impl Reads for PostgresStore {
     async fn conversation(&self, id: &str) -> Result<Option<Conversation>, StoreError> {
+        self.settle().await;
         let row = sqlx::query(
             "SELECT id, user_id, contract, context, state, status, created_at, updated_at \
              FROM conversations WHERE id = $1",
@@ -350,6 +412,7 @@ impl Reads for PostgresStore {
         filter: &ConversationFilter,
         page: PageRequest,
     ) -> Result<Page<ConversationSummary>, StoreError> {
+        self.settle().await;
         let limit = listing::clamp_limit(page.limit);
         // One snapshot for the total and the page.
         let mut tx = self
@@ -382,30 +445,39 @@ impl Reads for PostgresStore {
         conversation_id: &str,
         view: View,
     ) -> Result<Vec<Message>, StoreError> {
-        let sql = match view {
-            View::User => rows::select_messages!(without_payloads "NULL::jsonb",
-                "WHERE conversation_id = $1 AND (role = 'user' OR is_validated) ORDER BY id"
+        self.settle().await;
+        let (sql, read): (_, fn(&PgRow) -> Result<Message, StoreError>) = match view {
+            View::User => (
+                rows::select_messages!(without_payloads "NULL::jsonb",
+                    "WHERE conversation_id = $1 AND (role = 'user' OR is_validated) ORDER BY id"
+                ),
+                rows::message,
             ),
-            View::Admin => rows::select_messages!("WHERE conversation_id = $1 ORDER BY id"),
+            View::Admin => (
+                rows::select_messages!(prompts "WHERE conversation_id = $1 ORDER BY id"),
+                prompts::message_with_prompt,
+            ),
         };
         let found = sqlx::query(sql)
             .bind(conversation_id)
             .fetch_all(&self.pool)
             .await
             .map_err(fault)?;
-        found.iter().map(rows::message).collect()
+        found.iter().map(read).collect()
     }
 
     async fn message(&self, id: i64) -> Result<Option<Message>, StoreError> {
-        let found = sqlx::query(rows::select_messages!("WHERE id = $1"))
+        self.settle().await;
+        let found = sqlx::query(rows::select_messages!(prompts "WHERE messages.id = $1"))
             .bind(id)
             .fetch_optional(&self.pool)
             .await
             .map_err(fault)?;
-        found.as_ref().map(rows::message).transpose()
+        found.as_ref().map(prompts::message_with_prompt).transpose()
     }
 
     async fn safety_events(&self, conversation_id: &str) -> Result<Vec<SafetyEvent>, StoreError> {
+        self.settle().await;
         let found = sqlx::query(
             "SELECT id, conversation_id, message_id, level, concerns, action, notified_at, \
              created_at FROM safety_events WHERE conversation_id = $1 ORDER BY id",
@@ -418,6 +490,7 @@ impl Reads for PostgresStore {
     }
 
     async fn stats(&self, query: &StatsQuery) -> Result<Stats, StoreError> {
+        self.settle().await;
         // One snapshot for every figure.
         let mut tx = self
             .pool
@@ -482,12 +555,15 @@ impl Reads for PostgresStore {
 #[async_trait]
 impl Purges for PostgresStore {
     async fn purge_payloads(&self, range: PurgeRange) -> Result<Purged, StoreError> {
-        let times: Vec<i64> = sqlx::query_scalar(
-            "UPDATE messages SET request_payload = NULL, raw_response = NULL, \
-             payload_purged_at = $1 WHERE id IN (SELECT id FROM messages \
+        self.settle().await;
+        let purged: Vec<(i64, Option<String>)> = sqlx::query_as(
+            "WITH chosen AS (SELECT id, prompt_hash FROM messages \
              WHERE role = 'assistant' AND created_at >= $2 AND created_at < $3 \
              AND (request_payload IS NOT NULL OR raw_response IS NOT NULL) \
-             ORDER BY created_at LIMIT $4) RETURNING created_at",
+             ORDER BY created_at LIMIT $4 FOR UPDATE) \
+             UPDATE messages m SET request_payload = NULL, raw_response = NULL, \
+             prompt_hash = NULL, prompt_pointer = NULL, payload_purged_at = $1 \
+             FROM chosen WHERE m.id = chosen.id RETURNING m.created_at, chosen.prompt_hash",
         )
         .bind(now_ms())
         .bind(range.from)
@@ -496,7 +572,36 @@ impl Purges for PostgresStore {
         .fetch_all(&self.pool)
         .await
         .map_err(fault)?;
+        let times: Vec<i64> = purged.iter().map(|(at, _)| *at).collect();
+        let hashes: std::collections::BTreeSet<&String> = purged
+            .iter()
+            .filter_map(|(_, hash)| hash.as_ref())
+            .collect();
+        for hash in hashes {
+            self.delete_prompt_if_unused(hash).await?;
+        }
         Ok(Purged::of(&times))
+    }
+}
+
+impl PostgresStore {
+    /// Deletes the prompt `hash` when no message names it any more. A message committed by
+    /// another gateway meanwhile makes the delete fail on the foreign key: the prompt is in use
+    /// again and stays.
+    async fn delete_prompt_if_unused(&self, hash: &str) -> Result<(), StoreError> {
+        let deleted = sqlx::query(
+            "DELETE FROM prompts WHERE hash = $1 \
+             AND NOT EXISTS (SELECT 1 FROM messages WHERE prompt_hash = $1)",
+        )
+        .bind(hash)
+        .execute(&self.pool)
+        .await
+        .map_err(fault);
+        match deleted {
+            Err(error) if error.is_foreign_key_violation() => Ok(()),
+            Err(error) => Err(error),
+            Ok(_) => Ok(()),
+        }
     }
 }
 
@@ -517,52 +622,6 @@ fn insert_conversation(
     .bind(conversation.status.as_str())
     .bind(conversation.created_at)
     .bind(conversation.updated_at))
-}
-
-/// The statement that inserts `message` (`encoded`: its JSON columns) and bumps its
-/// conversation's `updated_at`; it returns the message's id.
-fn insert_message(
-    message: &NewMessage,
-    encoded: EncodedMessage,
-) -> sqlx::query::QueryScalar<'_, Postgres, i64, sqlx::postgres::PgArguments> {
-    sqlx::query_scalar(
-        "WITH inserted AS (\
-         INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
-         is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
-         violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-         interrupted, route, created_at, context, answer) \
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
-         $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24::jsonb, \
-         $25::jsonb) \
-         RETURNING id, conversation_id, created_at) \
-         UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
-         FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
-    )
-    .bind(&message.conversation_id)
-    .bind(&message.turn_id)
-    .bind(message.role.as_str())
-    .bind(&message.content)
-    .bind(encoded.value)
-    .bind(message.is_validated)
-    .bind(message.is_fallback)
-    .bind(encoded.attempt)
-    .bind(&message.contract)
-    .bind(&message.contract_version)
-    .bind(encoded.request_payload)
-    .bind(encoded.raw_response)
-    .bind(encoded.violations)
-    .bind(encoded.repairs)
-    .bind(&message.provider)
-    .bind(&message.model)
-    .bind(encoded.tokens_in)
-    .bind(encoded.tokens_out)
-    .bind(encoded.latency_ms)
-    .bind(&message.error)
-    .bind(message.interrupted.map(Interruption::as_str))
-    .bind(message.route.map(Route::as_str))
-    .bind(now_ms())
-    .bind(encoded.context)
-    .bind(encoded.answer)
 }
 
 #[cfg(test)]

@@ -306,15 +306,9 @@ pub(super) struct EncodedMessage {
 }
 
 impl EncodedMessage {
-    /// Encodes `message`; a number too large for its column or a value that cannot be serialised
-    /// is an encode error (nothing is written).
-    pub fn new(message: &NewMessage) -> Result<Self, StoreError> {
-        let request_payload = message.request_payload.as_ref().map(to_json).transpose()?;
-        Self::with_payload(message, request_payload)
-    }
-
-    /// As [`EncodedMessage::new`], with `request_payload` already encoded (by a backend that
-    /// stores it in another form: SQLite's, with its prompt apart).
+    /// Encodes `message`, with `request_payload` already encoded (with its prompt apart,
+    /// [`crate::prompts`]); a number too large for its column or a value that cannot be
+    /// serialised is an encode error (nothing is written).
     pub fn with_payload(
         message: &NewMessage,
         request_payload: Option<String>,
@@ -391,7 +385,7 @@ mod tests {
     #[test]
     fn encodes_json_and_numbers() {
         let message = new_message();
-        let encoded = EncodedMessage::new(&message).unwrap();
+        let encoded = EncodedMessage::with_payload(&message, None).unwrap();
         assert_eq!(encoded.value.as_deref(), Some(r#"{"a":[1,2]}"#));
         assert_eq!(encoded.request_payload, None);
         assert_eq!(encoded.violations, "[]");
@@ -414,7 +408,7 @@ mod tests {
         for (column, break_it) in cases {
             let mut message = new_message();
             break_it(&mut message);
-            let error = EncodedMessage::new(&message).unwrap_err();
+            let error = EncodedMessage::with_payload(&message, None).unwrap_err();
             assert!(
                 matches!(&error, StoreError::Encode(_)) && error.to_string().contains(column),
                 "{column}: {error}"

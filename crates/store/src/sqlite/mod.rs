@@ -21,7 +21,6 @@ mod checkpoint;
 mod commit;
 mod migrate;
 mod pool;
-mod prompts;
 mod queue;
 mod reads;
 #[cfg(test)]

@@ -5,8 +5,9 @@
 //! of the statistics is shared with PostgreSQL (`listing.rs`, `stats.rs`); rows are read
 //! through [`StoreRow`], as PostgreSQL's are.
 
-use super::{SqliteStore, fault, prompts};
+use super::{SqliteStore, fault};
 use crate::listing::{self, TextMatch};
+use crate::prompts;
 use crate::rows::{self, Field, StoreRow};
 use crate::sql::{Bind, Placeholders, Query};
 use crate::stats::{self, Dialect, Plan, Tally};
@@ -202,7 +203,7 @@ impl Reads for SqliteStore {
             ),
             View::Admin => (
                 rows::select_messages!(prompts "WHERE conversation_id = ? ORDER BY id"),
-                message_with_prompt,
+                |row| prompts::message_with_prompt(row),
             ),
         };
         let conversation_id = conversation_id.to_owned();
@@ -219,7 +220,7 @@ impl Reads for SqliteStore {
                     db,
                     rows::select_messages!(prompts "WHERE id = ?"),
                     [id],
-                    message_with_prompt,
+                    |row| prompts::message_with_prompt(row),
                 )
             })
             .await
@@ -280,11 +281,4 @@ fn stats_in(db: &Connection, query: &StatsQuery) -> Result<Stats, StoreError> {
     );
     stats.models = all_of(db, &models, |row| stats::models::model_count(row))?;
     Ok(stats)
-}
-
-/// A message read with [`rows::select_messages`]`!(prompts …)`, its prompt back in its request.
-fn message_with_prompt(row: &Row<'_>) -> Result<Message, StoreError> {
-    let mut message = rows::message(row)?;
-    prompts::restore(row, message.id, message.data.request_payload.as_mut())?;
-    Ok(message)
 }

@@ -8,11 +8,11 @@
 
 use super::SqliteStore;
 use super::commit::AfterReply;
-use super::prompts::Prompt;
-use crate::rows::{self, EncodedMessage};
+use crate::rows;
+use crate::write_rows::{ConversationRow, MessageRow};
 use crate::{
-    Conversation, ConversationStatus, Interruption, NewConversation, NewMessage, NewSafetyEvent,
-    Pending, PurgeRange, Purged, Purges, Route, StoreError, TurnWrites, now_ms,
+    Conversation, ConversationStatus, NewConversation, NewMessage, NewSafetyEvent, Pending,
+    PurgeRange, Purged, Purges, StoreError, TurnWrites, now_ms,
 };
 use async_trait::async_trait;
 use rusqlite::params;
@@ -291,61 +291,7 @@ impl Purges for SqliteStore {
     }
 }
 
-/// A message as the writer inserts it: owned columns, JSON already encoded.
-#[derive(Debug)]
-struct MessageRow {
-    /// Given before the insert (`store_commit = "after_reply"`); else the database gives it.
-    id: Option<i64>,
-    conversation_id: String,
-    turn_id: String,
-    role: &'static str,
-    content: String,
-    is_validated: bool,
-    is_fallback: bool,
-    contract: String,
-    contract_version: String,
-    provider: Option<String>,
-    model: Option<String>,
-    error: Option<String>,
-    interrupted: Option<&'static str>,
-    route: Option<&'static str>,
-    created_at: i64,
-    encoded: EncodedMessage,
-    /// The longest text of the request, stored apart (once per distinct text).
-    prompt: Option<Prompt>,
-}
-
 impl MessageRow {
-    /// `message` as it is stored: its prompt apart, its JSON as text, the time of now.
-    fn new(message: &NewMessage) -> Result<Self, StoreError> {
-        let (request_payload, prompt) = match &message.request_payload {
-            Some(payload) => {
-                let (json, prompt) = Prompt::take(payload)?;
-                (Some(json), prompt)
-            }
-            None => (None, None),
-        };
-        Ok(Self {
-            id: None,
-            conversation_id: message.conversation_id.clone(),
-            turn_id: message.turn_id.clone(),
-            role: message.role.as_str(),
-            content: message.content.clone(),
-            is_validated: message.is_validated,
-            is_fallback: message.is_fallback,
-            contract: message.contract.clone(),
-            contract_version: message.contract_version.clone(),
-            provider: message.provider.clone(),
-            model: message.model.clone(),
-            error: message.error.clone(),
-            interrupted: message.interrupted.map(Interruption::as_str),
-            route: message.route.map(Route::as_str),
-            created_at: now_ms(),
-            encoded: EncodedMessage::with_payload(message, request_payload)?,
-            prompt,
-        })
-    }
-
     /// Inserts the prompt (once) and the message, whose id it returns; the trigger of migration
     /// 3 bumps the conversation.
     fn insert(&self, db: &rusqlite::Connection) -> rusqlite::Result<i64> {
@@ -405,22 +351,8 @@ impl MessageRow {
     }
 }
 
-/// A conversation as the writer inserts it.
-struct ConversationRow {
-    conversation: Conversation,
-    context: String,
-    state: String,
-}
-
 impl ConversationRow {
-    fn new(conversation: &Conversation) -> Result<Self, StoreError> {
-        Ok(Self {
-            context: rows::to_json(&conversation.context)?,
-            state: rows::to_json(&conversation.state)?,
-            conversation: conversation.clone(),
-        })
-    }
-
+    /// Inserts the conversation.
     fn insert(&self, db: &rusqlite::Connection) -> rusqlite::Result<usize> {
         let row = &self.conversation;
         db.prepare_cached(

@@ -5,5 +5,6 @@
 #![allow(clippy::unwrap_used)]
 
 mod after_reply;
+mod postgres_writes;
 mod sqlite_upgrade;
 mod store;

@@ -72,35 +72,58 @@ on_both_backends! {
 }
 
 macro_rules! answering_first {
-    ($($behaviour:ident: $test:ident;)*) => {$(
+    ($($behaviour:ident: $sqlite:ident, $postgres:ident;)*) => {$(
         #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-        async fn $test() {
+        async fn $sqlite() {
             $behaviour(Harness::sqlite_with(Commit::AfterReply).await).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+        async fn $postgres() {
+            $behaviour(Harness::postgres_with(Commit::AfterReply).await).await;
         }
     )*};
 }
 
 answering_first! {
-    create_and_get: answering_first_create_and_get;
-    attempts_and_views: answering_first_attempts_and_views;
-    filters: answering_first_filters;
-    text_filter_is_literal: answering_first_text_filter_is_literal;
-    pagination: answering_first_pagination;
-    status_and_state: answering_first_status_and_state;
-    created_with_first_message: answering_first_created_with_first_message;
-    corrupt_json: answering_first_corrupt_json;
-    safety_events: answering_first_safety_events;
-    concurrent_writers: answering_first_concurrent_writers;
-    large_content: answering_first_large_content;
-    stats_counts_every_outcome: answering_first_stats_counts_every_outcome;
-    stats_filters: answering_first_stats_filters;
-    stats_buckets: answering_first_stats_buckets;
-    stats_empty: answering_first_stats_empty;
-    stats_skip_malformed_json: answering_first_stats_skip_malformed_json;
-    retention_purges_payloads_and_keeps_outcomes:
-        answering_first_retention_purges_payloads_and_keeps_outcomes;
-    retention_sweeps_in_batches: answering_first_retention_sweeps_in_batches;
-    long_prompts_read_back_whole: answering_first_long_prompts_read_back_whole;
+    create_and_get: answering_first_create_and_get,
+        postgres_answering_first_create_and_get;
+    attempts_and_views: answering_first_attempts_and_views,
+        postgres_answering_first_attempts_and_views;
+    filters: answering_first_filters,
+        postgres_answering_first_filters;
+    text_filter_is_literal: answering_first_text_filter_is_literal,
+        postgres_answering_first_text_filter_is_literal;
+    pagination: answering_first_pagination,
+        postgres_answering_first_pagination;
+    status_and_state: answering_first_status_and_state,
+        postgres_answering_first_status_and_state;
+    created_with_first_message: answering_first_created_with_first_message,
+        postgres_answering_first_created_with_first_message;
+    corrupt_json: answering_first_corrupt_json,
+        postgres_answering_first_corrupt_json;
+    safety_events: answering_first_safety_events,
+        postgres_answering_first_safety_events;
+    concurrent_writers: answering_first_concurrent_writers,
+        postgres_answering_first_concurrent_writers;
+    large_content: answering_first_large_content,
+        postgres_answering_first_large_content;
+    stats_counts_every_outcome: answering_first_stats_counts_every_outcome,
+        postgres_answering_first_stats_counts_every_outcome;
+    stats_filters: answering_first_stats_filters,
+        postgres_answering_first_stats_filters;
+    stats_buckets: answering_first_stats_buckets,
+        postgres_answering_first_stats_buckets;
+    stats_empty: answering_first_stats_empty,
+        postgres_answering_first_stats_empty;
+    stats_skip_malformed_json: answering_first_stats_skip_malformed_json,
+        postgres_answering_first_stats_skip_malformed_json;
+    retention_purges_payloads_and_keeps_outcomes: answering_first_retention_purges_payloads_and_keeps_outcomes,
+        postgres_answering_first_retention_purges_payloads_and_keeps_outcomes;
+    retention_sweeps_in_batches: answering_first_retention_sweeps_in_batches,
+        postgres_answering_first_retention_sweeps_in_batches;
+    long_prompts_read_back_whole: answering_first_long_prompts_read_back_whole,
+        postgres_answering_first_long_prompts_read_back_whole;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -159,9 +182,13 @@ impl Harness {
     }
 
     async fn postgres() -> Self {
+        Self::postgres_with(Commit::BeforeReply).await
+    }
+
+    async fn postgres_with(commit: Commit) -> Self {
         let database = TestDatabase::create().await;
         let url = database.url.clone();
-        let store = bridle_store::open(&url).await.unwrap();
+        let store = bridle_store::open_with(&url, commit).await.unwrap();
         assert_eq!(store.backend(), "postgres");
         let raw = PgPool::connect(&url).await.unwrap();
         Self {
@@ -1366,7 +1393,7 @@ async fn reopen(h: Harness) {
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
         "sqlite" => 9,
-        _ => 7,
+        _ => 8,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);
@@ -2371,12 +2398,12 @@ async fn retention_sweeps_in_batches(h: Harness) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Long prompts (SQLite stores each distinct one once)
+// Long prompts (each distinct one stored once)
 // ---------------------------------------------------------------------------------------------
 
 /// A valid attempt whose request (shaped as a provider's payload) has `system` as its system
 /// prompt.
-fn attempt_with_prompt(
+pub(crate) fn attempt_with_prompt(
     conversation: &Conversation,
     turn_id: &str,
     attempt: u32,
@@ -2401,7 +2428,7 @@ fn attempt_with_prompt(
 
 /// A prompt of `bytes` bytes that differs from another of the same size by `seed`, with text
 /// JSON must escape (quotes, a backslash, a newline, a non-ASCII letter).
-fn prompt(seed: char, bytes: usize) -> String {
+pub(crate) fn prompt(seed: char, bytes: usize) -> String {
     let mut text = format!("You answer as \"{seed}\" in JSON\\only.\nÉtape: ");
     while text.len() < bytes {
         text.push(seed);
@@ -2438,18 +2465,27 @@ async fn long_prompts_read_back_whole(h: Harness) {
 }
 
 impl Harness {
-    /// SQLite only: a query's single integer.
-    async fn sqlite_count(&self, sql: &'static str) -> i64 {
-        let Raw::Sqlite(db) = &self.raw else {
-            panic!("not SQLite")
-        };
-        sqlite(db).query_row(sql, [], |row| row.get(0)).unwrap()
+    /// A query's single integer (SQL both backends read alike), once every answered write is
+    /// committed.
+    pub(crate) async fn count(&self, sql: &'static str) -> i64 {
+        match self.raw().await {
+            Raw::Sqlite(db) => sqlite(db).query_row(sql, [], |row| row.get(0)).unwrap(),
+            Raw::Postgres(pool) => sqlx::query_scalar::<_, Option<i64>>(sql)
+                .fetch_one(pool)
+                .await
+                .unwrap()
+                .unwrap_or(0),
+        }
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones() {
-    let h = Harness::sqlite().await;
+on_both_backends! {
+    stores_each_distinct_prompt_once_and_retention_drops_unused_ones:
+        sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones,
+        postgres_stores_each_distinct_prompt_once_and_retention_drops_unused_ones;
+}
+
+async fn stores_each_distinct_prompt_once_and_retention_drops_unused_ones(h: Harness) {
     let store = h.store();
     let conversation = alices_tutor_conversation(store).await;
     let (a, b) = (prompt('a', 10_000), prompt('b', 10_000));
@@ -2465,23 +2501,21 @@ async fn sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones
     )
     .await;
 
-    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 2);
+    assert_eq!(h.count("SELECT COUNT(*) FROM prompts").await, 2);
     assert_eq!(
-        h.sqlite_count("SELECT SUM(length(CAST(text AS BLOB))) FROM prompts")
+        h.count("SELECT CAST(SUM(octet_length(text)) AS BIGINT) FROM prompts")
             .await,
         20_000
     );
     // No stored request holds a prompt: each is ~300 bytes, with "" where the prompt was.
     assert!(
-        h.sqlite_count("SELECT MAX(length(request_payload)) FROM messages")
+        h.count("SELECT CAST(MAX(length(CAST(request_payload AS TEXT))) AS BIGINT) FROM messages")
             .await
-            < 400
+            < 500
     );
     assert_eq!(
-        h.sqlite_count(
-            "SELECT COUNT(*) FROM messages WHERE prompt_pointer = '/body/messages/0/content'"
-        )
-        .await,
+        h.count("SELECT COUNT(*) FROM messages WHERE prompt_pointer = '/body/messages/0/content'")
+            .await,
         3
     );
 
@@ -2492,16 +2526,16 @@ async fn sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones
         limit,
     };
     assert_eq!(store.purge_payloads(range(1, 500)).await.unwrap().count, 1);
-    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 2);
+    assert_eq!(h.count("SELECT COUNT(*) FROM prompts").await, 2);
     let second_a = store.messages(&conversation.id, View::Admin).await.unwrap();
     assert_eq!(
         second_a[1].data.request_payload.as_ref().unwrap()["body"]["messages"][0]["content"],
         json!(a)
     );
     assert_eq!(store.purge_payloads(range(60, 500)).await.unwrap().count, 3);
-    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 0);
+    assert_eq!(h.count("SELECT COUNT(*) FROM prompts").await, 0);
     assert_eq!(
-        h.sqlite_count("SELECT COUNT(*) FROM messages WHERE prompt_hash IS NOT NULL")
+        h.count("SELECT COUNT(*) FROM messages WHERE prompt_hash IS NOT NULL")
             .await,
         0
     );
@@ -2515,7 +2549,7 @@ async fn sqlite_stores_each_distinct_prompt_once_and_retention_drops_unused_ones
         90,
     )
     .await;
-    assert_eq!(h.sqlite_count("SELECT COUNT(*) FROM prompts").await, 1);
+    assert_eq!(h.count("SELECT COUNT(*) FROM prompts").await, 1);
     let last = store.messages(&conversation.id, View::Admin).await.unwrap();
     assert_eq!(
         last[4].data.request_payload.as_ref().unwrap()["body"]["messages"][0]["content"],

@@ -1,4 +1,4 @@
-//! Each distinct prompt stored once (the SQLite store). The longest text of an attempt's
+//! Each distinct prompt stored once (both stores). The longest text of an attempt's
 //! request — in practice its system prompt: the contract's instructions and the application's
 //! prompt, the same 10 KB on every attempt of every turn under a contract — is most of the bytes
 //! an attempt writes. [`Prompt::take`] leaves `""` in its place in the request's JSON and names
@@ -6,8 +6,8 @@
 //! the hash and the JSON pointer to where the text was; [`restore`] puts it back when the message
 //! is read, so every reader sees the request exactly as it was sent.
 
-use crate::StoreError;
-use crate::rows::{Field, StoreRow, to_json};
+use crate::rows::{self, Field, StoreRow, to_json};
+use crate::{Message, StoreError};
 use bridle_wire::strings_as::{StringWriter, StringsAs};
 use serde::Serializer;
 use serde_json::Value;
@@ -15,11 +15,11 @@ use sha2::{Digest, Sha256};
 
 /// A text shorter than this (bytes) stays in the request: a row of its own would cost more than
 /// it saves.
-pub(super) const MIN_PROMPT_BYTES: usize = 1024;
+pub(crate) const MIN_PROMPT_BYTES: usize = 1024;
 
 /// The text taken out of a request, and where it was.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Prompt {
+pub(crate) struct Prompt {
     /// SHA-256 of `text`, lower-case hex: the key in `prompts`.
     pub hash: String,
     /// JSON pointer (RFC 6901) to the text's place in the request.
@@ -113,7 +113,7 @@ impl StringWriter for Blank<'_> {
 /// Puts a message's prompt back into its request, from the columns `prompt_pointer` and
 /// `prompt_text` (the text joined from `prompts`). A pointer without its text, or one that does
 /// not lead to the blank the text was taken from, is a [`StoreError::Corrupt`].
-pub(super) fn restore<R: StoreRow>(
+pub(crate) fn restore<R: StoreRow>(
     row: &R,
     message_id: i64,
     payload: Option<&mut Value>,
@@ -140,6 +140,13 @@ pub(super) fn restore<R: StoreRow>(
         }
         _ => Err(field.corrupt(format_args!("{pointer:?} is not the prompt's blank"))),
     }
+}
+
+/// A message read with [`rows::select_messages`]`!(prompts …)`, its prompt back in its request.
+pub(crate) fn message_with_prompt<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
+    let mut message = rows::message(row)?;
+    restore(row, message.id, message.data.request_payload.as_mut())?;
+    Ok(message)
 }
 
 #[cfg(test)]

@@ -1,0 +1,191 @@
+//! [`Writer`]: group commit for the PostgreSQL store. Every message write (with the conversation
+//! it starts, if any) is a job in one queue; one task takes every job waiting (up to
+//! [`MAX_BATCH`]) and writes them in one statement ([`super::batch`]): concurrent turns share a
+//! round trip and a commit instead of paying one each. While a batch is written the next one
+//! gathers, so batches grow with the load by themselves and a lone write goes out at once.
+//!
+//! Guarantees, as with one transaction per write: a job's caller is answered only once its
+//! batch is committed (`store_commit = "before_reply"`); a failed batch is written again job by
+//! job, so one bad write (a conversation that does not exist) never takes the others down; a
+//! job runs even when its caller has gone away. A deadlock, a serialisation failure or a prompt
+//! a sweeper deleted under the write is retried ([`ATTEMPTS`] in all).
+//!
+//! Back-pressure: the queue holds at most [`MAX_QUEUED`] jobs; past that, writers wait for room,
+//! so a slow database slows the turns down instead of growing memory. With `store_commit =
+//! "after_reply"` nobody waits for the commit: jobs carry their ids already and their failures
+//! are logged and counted (`bridle_store_write_failures`).
+
+use super::batch::{self, Write};
+use crate::StoreError;
+use prometheus_client::metrics::counter::Counter;
+use sqlx::PgPool;
+use tokio::sync::{mpsc, oneshot};
+
+/// Most messages written by one statement.
+const MAX_BATCH: usize = 256;
+
+/// Most jobs waiting for the writer before writers wait for room: about four seconds of turns
+/// at 1,000 a second.
+const MAX_QUEUED: usize = 8192;
+
+/// Tries of one write before its error is final (deadlocks, lost prompt races).
+const ATTEMPTS: usize = 3;
+
+/// One job of the queue.
+enum Job {
+    /// A write; its result goes to `reply`, or, when nobody waits on it, to the log.
+    Write {
+        write: Box<Write>,
+        reply: Option<oneshot::Sender<Result<i64, StoreError>>>,
+    },
+    /// Answered once every job queued before it is written (or has failed).
+    Barrier(oneshot::Sender<()>),
+}
+
+/// The queue's sending end; cheap to clone.
+#[derive(Debug, Clone)]
+pub(super) struct Writer {
+    queue: mpsc::Sender<Job>,
+    failures: Counter,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Write { .. } => "Write",
+            Self::Barrier(_) => "Barrier",
+        })
+    }
+}
+
+impl Writer {
+    /// Starts the writing task on the current runtime.
+    pub fn start(pool: PgPool) -> Self {
+        let (queue, jobs) = mpsc::channel(MAX_QUEUED);
+        let failures = Counter::default();
+        tokio::spawn(run(pool, jobs, failures.clone()));
+        Self { queue, failures }
+    }
+
+    /// Writes `write` with the next batch; its message's id once committed.
+    pub async fn write(&self, write: Write) -> Result<i64, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Job::Write {
+                write: Box::new(write),
+                reply: Some(reply),
+            })
+            .await
+            .map_err(|_| StoreError::Closed)?;
+        answer.await.map_err(|_| StoreError::Closed)?
+    }
+
+    /// Queues `write` (whose message has its id already) without waiting for its commit; waits
+    /// only for room in the queue.
+    pub async fn write_detached(&self, write: Write) -> Result<(), StoreError> {
+        self.queue
+            .send(Job::Write {
+                write: Box::new(write),
+                reply: None,
+            })
+            .await
+            .map_err(|_| StoreError::Closed)
+    }
+
+    /// Waits until every write queued before the call is committed or has failed.
+    pub async fn settled(&self) {
+        let (reply, answer) = oneshot::channel();
+        if self.queue.send(Job::Barrier(reply)).await.is_ok() {
+            let _ = answer.await;
+        }
+    }
+
+    /// Writes nobody waited on that failed.
+    pub fn failures(&self) -> Counter {
+        self.failures.clone()
+    }
+}
+
+/// The writing task: batch after batch until every sender is gone.
+async fn run(pool: PgPool, mut jobs: mpsc::Receiver<Job>, failures: Counter) {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while jobs.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        commit(&pool, std::mem::take(&mut batch), &failures).await;
+    }
+}
+
+/// Writes one batch and answers its jobs.
+async fn commit(pool: &PgPool, jobs: Vec<Job>, failures: &Counter) {
+    let mut writes = Vec::with_capacity(jobs.len());
+    let mut barriers = Vec::new();
+    for job in jobs {
+        match job {
+            Job::Write { write, reply } => writes.push((write, reply)),
+            Job::Barrier(done) => barriers.push(done),
+        }
+    }
+    if !writes.is_empty() {
+        match write_with_retries(pool, writes.iter().map(|(w, _)| w.as_ref())).await {
+            Ok(ids) => {
+                for ((_, reply), id) in writes.into_iter().zip(ids) {
+                    deliver(reply, Ok(id), failures);
+                }
+            }
+            Err(error) if writes.len() == 1 => {
+                if let Some((_, reply)) = writes.pop() {
+                    deliver(reply, Err(error), failures);
+                }
+            }
+            Err(_) => {
+                // One by one: each job gets its own outcome.
+                for (write, reply) in writes {
+                    let result = write_with_retries(pool, std::iter::once(write.as_ref()))
+                        .await
+                        .and_then(|ids| ids.first().copied().ok_or(StoreError::Closed));
+                    deliver(reply, result, failures);
+                }
+            }
+        }
+    }
+    for done in barriers {
+        let _ = done.send(());
+    }
+}
+
+/// [`batch::write`], again after a deadlock, a serialisation failure or a lost prompt race.
+async fn write_with_retries<'a>(
+    pool: &PgPool,
+    writes: impl Iterator<Item = &'a Write> + Clone,
+) -> Result<Vec<i64>, StoreError> {
+    let mut tries = 1;
+    loop {
+        match batch::write(pool, writes.clone()).await {
+            Err(error)
+                if tries < ATTEMPTS && (batch::lost_prompt(&error) || batch::retryable(&error)) =>
+            {
+                tries += 1;
+            }
+            done => return done,
+        }
+    }
+}
+
+/// Answers a job's caller, or logs and counts its failure when nobody waits.
+fn deliver(
+    reply: Option<oneshot::Sender<Result<i64, StoreError>>>,
+    result: Result<i64, StoreError>,
+    failures: &Counter,
+) {
+    match reply {
+        // The caller may have gone away: the write stands all the same.
+        Some(reply) => {
+            let _ = reply.send(result);
+        }
+        None => {
+            if let Err(error) = result {
+                failures.inc();
+                tracing::error!(%error, "a message answered before its commit could not be stored");
+            }
+        }
+    }
+}
