@@ -4,7 +4,8 @@
 //! is torn (gaps in attempt numbers, an attempt without its user message, a final message
 //! without its attempts). With `store_commit = "after_reply"` the replies of the last
 //! milliseconds may be lost — only the newest of each conversation, never one in the middle —
-//! no turn is torn either, and no message id given before the crash is given again.
+//! no turn is torn either, and no message id given before the crash is given again (SQLite and
+//! PostgreSQL alike).
 
 use crate::{Running, create_conversation, send_message, serve_in};
 use bridle_testkit::TestDatabase;
@@ -221,13 +222,13 @@ async fn a_killed_gateway_on_sqlite_loses_no_reply_it_gave() {
     crash_and_recover(None).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_gateway_answering_first_loses_only_its_newest_replies_and_reuses_no_id() {
+/// `kill -9` of a gateway answering before its commits, then a restart on the same store.
+async fn crash_answering_first_and_recover(store_url: Option<&str>) {
     const AFTER_REPLY: &[(&str, &str)] = &[("BRIDLE__STORE_COMMIT", "after_reply")];
     let dir = tempfile::tempdir().unwrap();
-    let (server, url) = start_with(dir.path(), None, AFTER_REPLY);
+    let (server, url) = start_with(dir.path(), store_url, AFTER_REPLY);
     let received = load_then_kill(&url, server).await;
-    let (_again, url) = start_with(dir.path(), None, AFTER_REPLY);
+    let (_again, url) = start_with(dir.path(), store_url, AFTER_REPLY);
     let lost = check_stored_turns(&url, ADMIN, &received, true).await;
     assert!(lost < received.len(), "{lost} of {} lost", received.len());
     // Ids given to replies that were lost are not given again.
@@ -236,6 +237,17 @@ async fn a_killed_gateway_answering_first_loses_only_its_newest_replies_and_reus
     let body = send_message(&client, &url, ADA, &conversation, "after the restart").await;
     let highest = received.iter().map(|r| r.message).max().unwrap();
     assert!(body["message_id"].as_i64().unwrap() > highest, "{body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_gateway_answering_first_loses_only_its_newest_replies_and_reuses_no_id() {
+    crash_answering_first_and_recover(None).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_gateway_on_postgres_answering_first_loses_only_its_newest_replies() {
+    let database = TestDatabase::create().await;
+    crash_answering_first_and_recover(Some(&database.url)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
