@@ -74,7 +74,7 @@ gateway() {
     url_in "$WORK/$name.log"
 }
 
-echo '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"I keep procrastinating, any tips?"}]}' >"$WORK/ask.json"
+echo '{"model":"openai","messages":[{"role":"user","content":"I keep procrastinating, any tips?"}]}' >"$WORK/ask.json"
 
 # `load URL BODY RATE CONNECTIONS [oha args]`: one oha run; prints "rps p50_ms p99_ms success".
 load() {
