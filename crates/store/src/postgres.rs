@@ -66,6 +66,11 @@ const MIGRATIONS: &[Embedded] = &[
         name: "message_turn",
         sql: include_str!("../migrations/postgres/0007_message_turn.sql"),
     },
+    Embedded {
+        version: 8,
+        name: "request_ids",
+        sql: include_str!("../migrations/postgres/0008_request_ids.sql"),
+    },
 ];
 
 /// Case-insensitive substring match (`ILIKE` folds case by the database's locale).
@@ -530,10 +535,10 @@ fn insert_message(
          INSERT INTO messages (conversation_id, turn_id, role, content, value, is_validated, \
          is_fallback, attempt, contract, contract_version, request_payload, raw_response, \
          violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, \
-         interrupted, route, created_at, context, answer) \
+         interrupted, route, created_at, context, answer, request_id, trace_id) \
          VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9, $10, $11::jsonb, $12::jsonb, \
          $13::jsonb, $14::jsonb, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24::jsonb, \
-         $25::jsonb) \
+         $25::jsonb, $26, $27) \
          RETURNING id, conversation_id, created_at) \
          UPDATE conversations c SET updated_at = GREATEST(c.updated_at, inserted.created_at) \
          FROM inserted WHERE c.id = inserted.conversation_id RETURNING inserted.id",
@@ -563,6 +568,8 @@ fn insert_message(
     .bind(now_ms())
     .bind(encoded.context)
     .bind(encoded.answer)
+    .bind(&message.request_id)
+    .bind(&message.trace_id)
 }
 
 #[cfg(test)]

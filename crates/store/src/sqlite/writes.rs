@@ -309,6 +309,8 @@ struct MessageRow {
     error: Option<String>,
     interrupted: Option<&'static str>,
     route: Option<&'static str>,
+    request_id: Option<String>,
+    trace_id: Option<String>,
     created_at: i64,
     encoded: EncodedMessage,
     /// The longest text of the request, stored apart (once per distinct text).
@@ -340,6 +342,8 @@ impl MessageRow {
             error: message.error.clone(),
             interrupted: message.interrupted.map(Interruption::as_str),
             route: message.route.map(Route::as_str),
+            request_id: message.request_id.clone(),
+            trace_id: message.trace_id.clone(),
             created_at: now_ms(),
             encoded: EncodedMessage::with_payload(message, request_payload)?,
             prompt,
@@ -365,8 +369,9 @@ impl MessageRow {
              is_validated, is_fallback, attempt, contract, contract_version, \
              request_payload, raw_response, violations, repairs, provider, model, \
              tokens_in, tokens_out, latency_ms, error, interrupted, route, context, answer, \
-             created_at, prompt_hash, prompt_pointer) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+             created_at, prompt_hash, prompt_pointer, request_id, trace_id) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
+             ?, ?) \
              RETURNING id",
         )?
         .query_row(
@@ -399,6 +404,8 @@ impl MessageRow {
                 self.created_at,
                 prompt_hash,
                 prompt_pointer,
+                self.request_id,
+                self.trace_id,
             ],
             |found| found.get(0),
         )
