@@ -44,7 +44,7 @@ pub fn current() -> Option<RequestIds> {
 /// Runs `future` as part of the request `ids` (for a task spawned by a handler: its errors and
 /// log lines then carry the request's ids).
 pub async fn within<F: Future>(ids: RequestIds, future: F) -> F::Output {
-    let span = request_span(&ids);
+    let span = span(&ids);
     CURRENT.scope(ids, future.instrument(span)).await
 }
 
@@ -108,8 +108,9 @@ pub fn trace_id_of(headers: &HeaderMap) -> Option<String> {
     valid.then(|| trace.to_owned())
 }
 
-/// The span every log line of a request is written in.
-fn request_span(ids: &RequestIds) -> tracing::Span {
+/// The span every log line of a request is written in (also for a response body read after
+/// the handler returned: a relayed stream).
+pub fn span(ids: &RequestIds) -> tracing::Span {
     tracing::info_span!(
         "request",
         request_id = ids.request_id.as_deref().unwrap_or_default(),
