@@ -109,9 +109,11 @@ pub fn trace_id_of(headers: &HeaderMap) -> Option<String> {
 }
 
 /// The span every log line of a request is written in (also for a response body read after
-/// the handler returned: a relayed stream).
+/// the handler returned: a relayed stream). At the `ERROR` level so that every filter that lets
+/// any line through keeps it (`RUST_LOG=warn` included): a span writes no line of its own, it
+/// only gives its fields to the lines written inside it.
 pub fn span(ids: &RequestIds) -> tracing::Span {
-    tracing::info_span!(
+    tracing::error_span!(
         "request",
         request_id = ids.request_id.as_deref().unwrap_or_default(),
         trace_id = ids.trace_id.as_deref(),

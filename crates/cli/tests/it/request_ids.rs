@@ -308,7 +308,8 @@ fn json_lines(log: &str) -> Vec<LogLine> {
 
 #[tokio::test]
 async fn request_ids_on_sqlite_and_json_log_lines() {
-    let log = request_ids_end_to_end(None, &[]).await;
+    // Only warnings: the request's span (and so its ids) must not be filtered away with `info`.
+    let log = request_ids_end_to_end(None, &[("RUST_LOG", "warn")]).await;
     let lines = json_lines(&log);
     assert!(
         lines
