@@ -5,7 +5,8 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ADMIN_KEY, USER_KEY, launchBrowser, newPage, signIn, startBridle } from './harness.mjs';
+import { ADMIN_KEY, USER_KEY, launchBrowser, newPage, signIn, startBridle, withBridle } from './harness.mjs';
+import { openChat } from './chat-steps.mjs';
 
 const SCRIPT = { turns: [{ attempts: [{ valid: true }] }, { attempts: [{ valid: true }] }] };
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
@@ -70,5 +71,28 @@ describe('admin console, request ids', () => {
     assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
     assert.deepEqual(page.problems, [], 'no page errors, no CSP violations');
     await page.context().close();
+  });
+});
+
+describe('chat page, request ids', () => {
+  test('a failed turn shows the request id to quote', async () => {
+    // The upstream wants another key: the turn's first attempt gets 401, which ends the turn.
+    await withBridle({ mockArgs: ['--require-api-key', 'not-the-gateways-key'] }, async ({ bridle: failing, browser: chromium }) => {
+      const page = await openChat(chromium, failing);
+      await page.locator('#composer-input').fill('Hello?');
+      await page.locator('#composer-input').press('Enter');
+      const callout = page.locator('.msg.assistant .callout.error');
+      await callout.waitFor({ timeout: 20000 });
+      const text = await callout.textContent();
+      const match = text.match(/\(request id ([0-9a-f-]{36})\)$/);
+      assert.ok(match, text);
+      // The id the page shows is the one the admin search finds.
+      const response = await fetch(`${failing.url}/admin/v1/conversations?request_id=${match[1]}`, {
+        headers: { Authorization: `Bearer ${ADMIN_KEY}` },
+      });
+      assert.equal((await response.json()).items.length, 1);
+      assert.deepEqual(page.problems, []);
+      await page.context().close();
+    });
   });
 });
