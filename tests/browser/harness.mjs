@@ -58,8 +58,9 @@ function spawnListening(args, env) {
     child.stderr.on('data', (chunk) => {
       log += chunk;
       if (found) return;
-      // Only a whole line: a chunk may end inside the address ("http://127.0").
-      const match = log.match(/(?:serving|listening) on (http:\/\/\S+)\r?\n/);
+      // Only a whole line: a chunk may end inside the address ("http://127.0"). A JSON log
+      // line has the text as its "message".
+      const match = log.match(/(?:serving|listening) on (http:\/\/[^\s"]+)(?:"[^\n]*)?\r?\n/);
       if (match) {
         found = true;
         clearTimeout(timer);

@@ -1,5 +1,5 @@
 // list.js — the conversations list: the API's filters (user, contract, from, to, q,
-// has_invalid, blocked), kept in the URL, and real pagination (offset, limit, total).
+// has_invalid, blocked, request_id), kept in the URL, and real pagination (offset, limit, total).
 
 import { api } from './client.js';
 import { fillContracts } from '../shared/contracts.js';
@@ -8,7 +8,7 @@ import { number, shortId, time, toLocalInput, fromLocalInput } from './format.js
 import { statusBadge } from './badges.js';
 import { href, navigate } from './router.js';
 
-const FILTERS = ['user', 'contract', 'from', 'to', 'q', 'has_invalid', 'blocked'];
+const FILTERS = ['user', 'contract', 'from', 'to', 'q', 'has_invalid', 'blocked', 'request_id'];
 const SIZES = [20, 50, 100];
 const CONTRACTS = ['selfhelp-response', 'table-chat', 'question-cards', 'topic-analysis'];
 
@@ -44,6 +44,7 @@ function filterForm(q) {
   fillContracts(api.plain(), contracts);
   const form = el('form', { class: 'filters card', role: 'search', 'aria-label': 'Filter conversations' },
     field('Text in any message', input('q', 'search', q.q, { placeholder: 'words…' })),
+    field('Request id', input('request_id', 'search', q.request_id, { autocomplete: 'off', maxlength: '128', placeholder: 'x-request-id a user quotes' })),
     field('User', input('user', 'text', q.user, { autocomplete: 'off' })),
     field('Contract', input('contract', 'text', q.contract, { list: 'contract-names', autocomplete: 'off' })), contracts,
     field('Created from', input('from', 'datetime-local', toLocalInput(q.from))),
@@ -58,7 +59,7 @@ function filterForm(q) {
     event.preventDefault();
     const data = new FormData(form);
     const params = {};
-    for (const name of ['q', 'user', 'contract', 'has_invalid', 'blocked', 'limit']) {
+    for (const name of ['q', 'request_id', 'user', 'contract', 'has_invalid', 'blocked', 'limit']) {
       const v = String(data.get(name) || '').trim();
       if (v) params[name] = v;
     }

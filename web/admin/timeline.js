@@ -86,6 +86,21 @@ function safetyLine(value) {
     s.requires_intervention ? ' · requires intervention' : '');
 }
 
+/** The ids of the request a turn ran for, and the link to its trace when the gateway has a
+ * trace UI configured (`[telemetry] trace_url_template`, with `{trace_id}`). */
+function turnIds(messages, template) {
+  const withId = messages.find((m) => m.request_id || m.trace_id);
+  if (!withId) return null;
+  const traceId = withId.trace_id && /^[0-9a-f]{32}$/.test(withId.trace_id) ? withId.trace_id : null;
+  const url = traceId && typeof template === 'string' && /^https?:\/\//.test(template)
+    ? template.split('{trace_id}').join(traceId) : null;
+  return el('p', { class: 'turn-ids muted' },
+    withId.request_id ? ['Request id ', el('code', { class: 'request-id' }, withId.request_id)] : null,
+    withId.request_id && traceId ? ' · ' : null,
+    traceId && url ? el('a', { class: 'trace-link', href: url, target: '_blank', rel: 'noopener noreferrer' }, `Trace ${traceId}`)
+      : traceId ? ['Trace ', el('code', { class: 'trace-id' }, traceId)] : null);
+}
+
 /** The facts a turn ran under (its page, mode, …) in one line, and the whole context below. */
 function turnContext(context) {
   if (!context || typeof context !== 'object') return null;
@@ -234,6 +249,7 @@ export async function renderConversation(view, id, current) {
         el('h2', { id: 'timeline-title' }, `Timeline · ${groups.length} turn${groups.length === 1 ? '' : 's'}`),
         groups.length ? groups.map((messages, i) => el('section', { class: 'turn', 'aria-label': `Turn ${i + 1}`, 'data-turn': messages[0].turn_id },
           el('h3', {}, `Turn ${i + 1}`, el('span', { class: 'muted turn-summary' }, ` · ${turnSummary(messages)}`)),
+          turnIds(messages, d.trace_url_template),
           messages.map((m, j) => (m.role === 'user' ? userMessage(m) : attemptCard(m, messages.slice(j + 1).find((n) => n.role === 'assistant'))))))
           : el('p', { class: 'muted' }, 'No messages yet.')));
   };

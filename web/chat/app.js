@@ -240,7 +240,7 @@ async function runTurn(conversation, content, { answer, context, appState }) {
     } else {
       ui.messages.appendChild(
         el('li', { class: 'msg assistant', dataset: { state: 'error' } },
-          el('div', { class: 'callout error', role: 'alert', text: `${error.status ? 'Not sent' : 'No reply'}: ${error.message}` })),
+          el('div', { class: 'callout error', role: 'alert', text: `${error.status ? 'Not sent' : 'No reply'}: ${error.message}${error.requestId ? ` (request id ${error.requestId})` : ''}` })),
       );
     }
   } finally {

@@ -171,7 +171,7 @@ export async function streamTurn(api, conversationId, content, bubble, { send, o
     return { value, decision };
   }
   const message = failure
-    ? `No reply: ${failure.message || failure.code || 'the turn failed'}`
+    ? `No reply: ${failure.message || failure.code || 'the turn failed'}${typeof failure.request_id === 'string' ? ` (request id ${failure.request_id})` : ''}`
     : 'The connection ended before the reply was complete.';
   bubble.body.appendChild(el('div', { class: 'callout error', role: 'alert', text: message }));
   bubble.node.dataset.state = 'error';

@@ -14,10 +14,12 @@
 import { readEvents } from './sse.js';
 
 export class ApiError extends Error {
-  constructor(status, message, code = null, type = null) {
+  constructor(status, message, code = null, type = null, requestId = null) {
     super(message);
     this.name = 'ApiError';
     this.status = status;
+    // The answer's x-request-id, for the user to quote when reporting the failure.
+    this.requestId = requestId;
     this.code = code;
     this.type = type;
   }
@@ -27,17 +29,19 @@ async function errorFrom(response) {
   let message = `${response.status} ${response.statusText}`.trim();
   let code = null;
   let type = null;
+  let requestId = response.headers.get('x-request-id');
   try {
     const body = await response.json();
     if (body && body.error) {
       message = body.error.message || message;
       code = body.error.code ?? null;
       type = body.error.type ?? null;
+      if (typeof body.error.request_id === 'string') requestId = body.error.request_id;
     }
   } catch {
     // not a JSON error body: keep the status line
   }
-  return new ApiError(response.status, message, code, type);
+  return new ApiError(response.status, message, code, type, requestId);
 }
 
 function withQuery(path, query) {

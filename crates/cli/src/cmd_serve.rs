@@ -29,10 +29,17 @@ pub fn run(dirs: &[PathBuf], args: ServeArgs) -> Result<Outcome> {
         bind: args.bind.as_deref(),
     };
     let loaded = config_file::load(args.config.as_deref(), &overrides).context("configuration")?;
+    crate::logging::apply(&loaded.log);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(loaded.config, loaded.server, KeyEnv::from_process()))?;
+    runtime.block_on(serve(
+        loaded.config,
+        loaded.server,
+        loaded.telemetry,
+        KeyEnv::from_process(),
+        crate::logging::say,
+    ))?;
     Ok(Outcome::Met)
 }

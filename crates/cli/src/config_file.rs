@@ -12,7 +12,7 @@ use bridle_engine::config::{
 };
 use bridle_engine::policy::SafetyConfig;
 use bridle_engine::store::Commit;
-use bridle_server::ServerSettings;
+use bridle_server::{ServerSettings, TelemetrySettings};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -47,10 +47,19 @@ pub struct RawFile {
     safety: SafetyConfig,
     #[serde(default)]
     retention: RawRetention,
+    #[serde(default, skip_serializing_if = "is_default")]
+    telemetry: TelemetrySettings,
+    #[serde(default, skip_serializing_if = "is_default")]
+    log: crate::logging::LogSettings,
+}
+
+/// Whether a section is all defaults (then `config show` leaves it out).
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 impl RawFile {
-    /// The engine's part and the gateway's.
+    /// The engine's part and the gateway's; `[telemetry]` and `[log]` are taken first.
     fn into_sections(self) -> (RawConfig, ServerSettings) {
         let engine = RawConfig {
             data_dir: self.data_dir,
@@ -67,8 +76,13 @@ impl RawFile {
         (engine, self.server)
     }
 
-    /// The file made of the engine's part and the gateway's.
-    fn from_sections(engine: RawConfig, server: ServerSettings) -> Self {
+    /// The file made of the engine's part and the gateway's, `[telemetry]` and `[log]`.
+    fn from_sections(
+        engine: RawConfig,
+        server: ServerSettings,
+        telemetry: TelemetrySettings,
+        log: crate::logging::LogSettings,
+    ) -> Self {
         let RawConfig {
             data_dir,
             store_url,
@@ -93,6 +107,8 @@ impl RawFile {
             server,
             safety,
             retention,
+            telemetry,
+            log,
         }
     }
 }
@@ -115,6 +131,10 @@ pub struct Loaded {
     pub config: Config,
     /// `[server]`.
     pub server: ServerSettings,
+    /// `[telemetry]`.
+    pub telemetry: TelemetrySettings,
+    /// `[log]`.
+    pub log: crate::logging::LogSettings,
 }
 
 /// Reads `file` (which must exist when given), the `BRIDLE__…` overlay and the process
@@ -135,7 +155,11 @@ pub fn load(file: Option<&Path>, overrides: &Overrides<'_>) -> Result<Loaded, Co
     if let Some(dir) = overrides.data_dir {
         figment = figment.merge(Serialized::default("data_dir", dir));
     }
-    let raw: RawFile = config::extract(&figment)?;
+    let mut raw: RawFile = config::extract(&figment)?;
+    let telemetry = std::mem::take(&mut raw.telemetry)
+        .load()
+        .map_err(|e| e.within("telemetry"))?;
+    let log = std::mem::take(&mut raw.log);
     let (engine, server) = raw.into_sections();
     let mut config = engine.load(&env)?;
     let mut server = server.load().map_err(|e| e.within("server"))?;
@@ -145,7 +169,12 @@ pub fn load(file: Option<&Path>, overrides: &Overrides<'_>) -> Result<Loaded, Co
     if let Some(bind) = overrides.bind {
         server.bind = bind.to_owned();
     }
-    Ok(Loaded { config, server })
+    Ok(Loaded {
+        config,
+        server,
+        telemetry,
+        log,
+    })
 }
 
 impl Loaded {
@@ -154,8 +183,12 @@ impl Loaded {
     /// `[models.*]`, `[server]`, `[safety]`, `[retention]`). Without secrets, reading it back
     /// gives the same configuration.
     pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
-        let file =
-            RawFile::from_sections(self.config.to_raw(), self.server.redacted(config::REDACTED));
+        let file = RawFile::from_sections(
+            self.config.to_raw(),
+            self.server.redacted(config::REDACTED),
+            self.telemetry.clone(),
+            self.log.clone(),
+        );
         toml::to_string(&file)
     }
 

@@ -19,6 +19,7 @@ mod cmd_serve;
 mod cmd_xml_query;
 mod config_file;
 mod input;
+mod logging;
 mod memory;
 mod out;
 mod setup;
@@ -96,18 +97,10 @@ pub enum Outcome {
     NotMet,
 }
 
-/// Log filter when `RUST_LOG` is not set: warnings, and what Bridle itself reports.
-const DEFAULT_LOG: &str = "warn,bridle=info,bridle_engine=info,bridle_server=info,bridle_mock=info";
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Logs go to standard error (standard output carries the commands' results).
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init();
     let result = match cli.command {
         Command::Serve(args) => cmd_serve::run(&cli.contracts, args),
         Command::Check(args) => cmd_check::run(&cli.contracts, args),

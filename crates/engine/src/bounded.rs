@@ -124,6 +124,8 @@ mod tests {
             route: None,
             context: None,
             answer: None,
+            request_id: None,
+            trace_id: None,
         }
     }
 

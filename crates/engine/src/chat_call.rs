@@ -51,4 +51,6 @@ pub struct ChatCall<'a> {
     pub context: &'a Map<String, Value>,
     /// What goes to the model beside the chat.
     pub passthrough: &'a Passthrough,
+    /// The ids of the HTTP request the call runs for, stored with its messages.
+    pub ids: Option<&'a crate::store::RequestIds>,
 }

@@ -356,6 +356,7 @@ impl Engine {
             given_messages: None,
             passthrough: None,
             metrics: &self.metrics,
+            ids: turn.ids,
             events,
         };
         self.run(input).await
@@ -475,6 +476,7 @@ impl Engine {
             given_messages: Some(&given),
             passthrough: Some(call.passthrough),
             metrics: &self.metrics,
+            ids: call.ids,
             events: None,
         };
         let outcome = self.run(input).await?;

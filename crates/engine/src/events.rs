@@ -90,6 +90,8 @@ pub enum TurnEvent {
         code: String,
         /// In words.
         message: String,
+        /// The request's id (its `x-request-id`), for the user to quote; not sent when `None`.
+        request_id: Option<String>,
     },
 }
 
@@ -175,7 +177,16 @@ impl TurnEvent {
                 "usage": usage,
             })
             .to_string(),
-            Self::Error { code, message } => json!({"code": code, "message": message}).to_string(),
+            Self::Error {
+                code,
+                message,
+                request_id: Some(request_id),
+            } => json!({"code": code, "message": message, "request_id": request_id}).to_string(),
+            Self::Error {
+                code,
+                message,
+                request_id: None,
+            } => json!({"code": code, "message": message}).to_string(),
         }
     }
 

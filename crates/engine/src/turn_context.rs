@@ -27,6 +27,8 @@ pub struct UserTurn<'a> {
     /// The message answers the last reply's question cards (then `content` is not used: the
     /// answers' readable text is sent and stored).
     pub answer: Option<&'a crate::answer::Answers>,
+    /// The ids of the HTTP request the turn runs for, stored with its messages (`None`: none).
+    pub ids: Option<&'a crate::store::RequestIds>,
 }
 
 /// The context of one turn, read.

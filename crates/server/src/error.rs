@@ -7,7 +7,9 @@
 //! only; a provider failure names its kind and HTTP status, never the upstream URL or the
 //! provider's own message; a turn without a valid reply says how many attempts were made,
 //! never what an invalid attempt said (violations quote it). The detail is logged, and the
-//! attempts, errors included, are in the record for administrators.
+//! attempts, errors included, are in the record for administrators. Inside a request, the body's
+//! `error` object also carries `request_id` (the response's `x-request-id`), for the user to
+//! quote.
 
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -328,6 +330,10 @@ impl IntoResponse for ApiError {
             tracing::error!(error = %self, "request failed");
         }
         let mut extra = Extra::new();
+        // The id the user quotes when reporting the failure (the response's `x-request-id`).
+        if let Some(request_id) = crate::request_id::current().and_then(|ids| ids.request_id) {
+            extra.insert("request_id".into(), serde_json::Value::String(request_id));
+        }
         if let Self::ContractUnmet { violations, .. } = &self
             && let Ok(list) = serde_json::to_value(violations)
         {

@@ -10,6 +10,7 @@ pub mod keyring;
 pub mod limits;
 pub mod listen;
 pub mod metrics;
+pub mod request_id;
 mod routes;
 pub mod serve;
 pub mod settings;
@@ -20,7 +21,7 @@ pub use auth::{Caller, Keys, Role};
 pub use error::ApiError;
 pub use keyring::KeyRing;
 pub use routes::app;
-pub use settings::ServerSettings;
+pub use settings::{ServerSettings, TelemetrySettings};
 
 use bridle_engine::Engine;
 use std::sync::Arc;
@@ -40,6 +41,8 @@ pub struct AppState {
     pub metrics: Arc<metrics::HttpMetrics>,
     /// The conversations with a turn running (one at a time each).
     pub turns: Arc<turns::Turns>,
+    /// `[telemetry]`: the admin console's links to traces.
+    pub telemetry: Arc<TelemetrySettings>,
 }
 
 impl AppState {
@@ -57,7 +60,15 @@ impl AppState {
             limiter,
             metrics: Arc::default(),
             turns: Arc::default(),
+            telemetry: Arc::default(),
         }
+    }
+
+    /// The state with `[telemetry]` set to `telemetry`.
+    #[must_use]
+    pub fn with_telemetry(mut self, telemetry: TelemetrySettings) -> Self {
+        self.telemetry = Arc::new(telemetry);
+        self
     }
 
     /// Admits one more request of `user`, or refuses it with 429. When the limiter itself

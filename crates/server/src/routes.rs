@@ -23,7 +23,7 @@ use axum::routing::{get, post};
 /// | GET | `/v1/conversations/{id}/messages` | owner | the conversation as its user sees it (validated only) |
 /// | POST | `/v1/chat/completions` | user, admin | OpenAI-compatible; a contract is enforced when named or given as `response_format` |
 /// | GET | `/v1/models` | user, admin | OpenAI-compatible model list |
-/// | GET | `/admin/v1/conversations` | admin | filters (user, contract, from, to, q, has_invalid, blocked), pagination |
+/// | GET | `/admin/v1/conversations` | admin | filters (user, contract, from, to, q, has_invalid, blocked, request_id), pagination |
 /// | GET | `/admin/v1/conversations/{id}` | admin | every attempt with payload, violations, repairs; safety events |
 /// | POST | `/admin/v1/conversations/{id}/unblock` | admin | lift a safety block |
 /// | POST | `/admin/v1/messages/{id}/replay` | admin | send an attempt's stored request again and check the answer |
@@ -73,5 +73,7 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             crate::extract::refuse_declared_oversize,
         ))
+        // Outermost: every answer, the other layers' refusals included, has its request id.
+        .layer(axum::middleware::from_fn(crate::request_id::assign))
         .with_state(state)
 }

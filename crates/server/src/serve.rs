@@ -52,11 +52,15 @@ impl KeyEnv {
 }
 
 /// Opens everything and serves until Ctrl-C, with the engine's `config` and the `[server]`
-/// `settings` (both loaded and checked by the caller, `--bind` already applied).
+/// `settings` (both loaded and checked by the caller, `--bind` already applied) and
+/// `[telemetry]`; `say` writes each line of the start-up banner and the shutdown notice (as text,
+/// or as a JSON log line when the log is JSON).
 pub async fn serve(
     config: Config,
     settings: ServerSettings,
+    telemetry: crate::settings::TelemetrySettings,
     env: KeyEnv,
+    say: fn(&str),
 ) -> Result<(), ServeError> {
     let key_file = settings
         .key_file
@@ -84,6 +88,7 @@ pub async fn serve(
         &key_file,
         generated.as_ref(),
         keys.len(),
+        say,
     );
     let limiter = crate::limits::build(&settings.limits)
         .map_err(|e| ServeError::Settings(format!("[server.limits]: {e}")))?;
@@ -106,10 +111,12 @@ pub async fn serve(
         drain_timeout: DRAIN_TIMEOUT,
     };
     let flushing = engine.clone();
-    let state = AppState::new(engine, keys, Arc::new(settings), limiter);
+    let state = AppState::new(engine, keys, Arc::new(settings), limiter).with_telemetry(telemetry);
     crate::listen::serve(listener, app(state), guards, async {
         let signal = stop_signal().await;
-        eprintln!("bridle: {signal}: shutting down (finishing requests in flight)");
+        say(&format!(
+            "bridle: {signal}: shutting down (finishing requests in flight)"
+        ));
     })
     .await;
     // Nothing answered is left uncommitted (`store_commit = "after_reply"`).
@@ -152,15 +159,16 @@ fn announce(
     key_file: &std::path::Path,
     generated: Option<&GeneratedKeys>,
     key_count: usize,
+    say: fn(&str),
 ) {
     let config = engine.config();
-    eprintln!("bridle: serving on http://{address}");
-    eprintln!(
+    say(&format!("bridle: serving on http://{address}"));
+    say(&format!(
         "  store: {} ({})",
         engine.store().backend(),
         redact_url(&config.store_url)
-    );
-    eprintln!(
+    ));
+    say(&format!(
         "  default model: {}   contracts: {}",
         config.default_model,
         engine
@@ -169,31 +177,31 @@ fn announce(
             .map(|c| c.name().to_owned())
             .collect::<Vec<_>>()
             .join(", ")
-    );
+    ));
     if let Some(days) = config.retention.payload_days {
-        eprintln!("  retention: request payloads and raw replies purged after {days} day(s)");
+        say(&format!(
+            "  retention: request payloads and raw replies purged after {days} day(s)"
+        ));
     }
     match generated {
         Some(keys) => {
-            eprintln!(
+            say(&format!(
                 "  first start: generated API keys (shown once; stored hashed in {}):",
                 key_file.display()
-            );
-            eprintln!("    admin:      {}", keys.admin);
-            eprintln!("    demo user:  {}", keys.user);
+            ));
+            say(&format!("    admin:      {}", keys.admin));
+            say(&format!("    demo user:  {}", keys.user));
         }
-        None => eprintln!(
+        None => say(&format!(
             "  {key_count} API key(s) configured (BRIDLE_ADMIN_KEY, BRIDLE_USER_KEYS, {})",
             key_file.display()
-        ),
+        )),
     }
-    eprintln!("  authenticate with:  Authorization: Bearer <key>");
-    eprintln!(
-        "  try:  curl -s -H 'Authorization: Bearer <key>' -H 'Content-Type: application/json' \\"
-    );
-    eprintln!(
+    say("  authenticate with:  Authorization: Bearer <key>");
+    say("  try:  curl -s -H 'Authorization: Bearer <key>' -H 'Content-Type: application/json' \\");
+    say(&format!(
         "          -d '{{\"contract\":\"selfhelp-response\"}}' http://{address}/v1/conversations"
-    );
+    ));
 }
 
 /// The store URL without a password.

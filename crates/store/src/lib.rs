@@ -314,6 +314,24 @@ pub struct NewMessage {
     /// (`[{question_id, option_ids, text}]`); its `content` is their readable text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<Value>,
+    /// The id of the HTTP request the message was written for (the `x-request-id` the gateway
+    /// answered with), so a user's quoted id finds its turn. `None`: written outside a request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// The W3C trace id (32 lowercase hex digits) of that request, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
+}
+
+/// The ids of the HTTP request a turn runs for, stored with each of its messages
+/// ([`NewMessage::request_id`], [`NewMessage::trace_id`]). Both already checked by whoever
+/// made them (the gateway's request-id layer): bounded, safe characters.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestIds {
+    /// The request's id (`x-request-id`).
+    pub request_id: Option<String>,
+    /// The W3C trace id, 32 lowercase hex digits.
+    pub trace_id: Option<String>,
 }
 
 /// Why an attempt went to a model other than the turn's own.
@@ -418,6 +436,8 @@ pub struct ConversationFilter {
     pub has_invalid: Option<bool>,
     /// Only blocked (true) or only active (false) conversations.
     pub blocked: Option<bool>,
+    /// Only the conversation with a message written for this request id (exact match).
+    pub request_id: Option<String>,
 }
 
 /// A page request: newest first.

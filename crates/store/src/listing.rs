@@ -130,6 +130,13 @@ fn push_where(query: &mut Query, filter: &ConversationFilter, text_match: TextMa
             .push(text_match.after)
             .push(")");
     }
+    if let Some(request_id) = &filter.request_id {
+        and(query);
+        query
+            .push("EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id AND m.request_id = ")
+            .push_bind(request_id.clone())
+            .push(")");
+    }
     if let Some(has_invalid) = filter.has_invalid {
         and(query);
         query
@@ -208,6 +215,7 @@ mod tests {
             text: Some("needle".into()),
             has_invalid: Some(false),
             blocked: Some(true),
+            request_id: Some("r' OR 1=1 --".into()),
         };
         let query = page_query(
             Placeholders::Numbered,
@@ -220,7 +228,10 @@ mod tests {
         );
         let sql = query.sql();
         assert!(
-            !sql.contains("DROP") && !sql.contains("tutor") && !sql.contains("needle"),
+            !sql.contains("DROP")
+                && !sql.contains("tutor")
+                && !sql.contains("needle")
+                && !sql.contains("OR 1=1"),
             "{sql}"
         );
         assert!(!sql.contains("blocked"), "{sql}");
@@ -228,10 +239,12 @@ mod tests {
              AND c.created_at >= $3 AND c.created_at < $4 \
              AND EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id \
              AND m.content LIKE $5 ESCAPE '\\') \
+             AND EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id \
+             AND m.request_id = $6) \
              AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.conversation_id = c.id \
              AND m.role = 'assistant' AND NOT m.is_validated) \
-             AND c.status = $6 \
-             ORDER BY c.created_at DESC, c.id DESC LIMIT $7 OFFSET $8) c \
+             AND c.status = $7 \
+             ORDER BY c.created_at DESC, c.id DESC LIMIT $8 OFFSET $9) c \
              ORDER BY c.created_at DESC, c.id DESC";
         assert!(sql.ends_with(where_clause), "{sql}");
     }

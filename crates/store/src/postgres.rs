@@ -83,8 +83,13 @@ const MIGRATIONS: &[Embedded] = &[
     },
     Embedded {
         version: 8,
+        name: "request_ids",
+        sql: include_str!("../migrations/postgres/0008_request_ids.sql"),
+    },
+    Embedded {
+        version: 9,
         name: "prompts",
-        sql: include_str!("../migrations/postgres/0008_prompts.sql"),
+        sql: include_str!("../migrations/postgres/0009_prompts.sql"),
     },
 ];
 

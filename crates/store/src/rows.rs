@@ -155,7 +155,8 @@ macro_rules! select_messages {
             "is_fallback, attempt, contract, contract_version, ",
             $payloads,
             ", violations, repairs, provider, model, tokens_in, tokens_out, latency_ms, error, ",
-            "interrupted, route, context, answer, created_at, payload_purged_at"
+            "interrupted, route, context, answer, created_at, payload_purged_at, request_id, ",
+            "trace_id"
         )
     };
     (prompts $tail:literal) => {
@@ -244,6 +245,8 @@ pub(super) fn message<R: StoreRow>(row: &R) -> Result<Message, StoreError> {
             .transpose()?,
         context: row.opt_json(field("context"))?,
         answer: row.opt_json(field("answer"))?,
+        request_id: row.opt_text("request_id")?,
+        trace_id: row.opt_text("trace_id")?,
     };
     Ok(Message {
         id,
@@ -379,6 +382,8 @@ mod tests {
             route: None,
             context: None,
             answer: None,
+            request_id: None,
+            trace_id: None,
         }
     }
 

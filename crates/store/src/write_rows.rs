@@ -24,6 +24,8 @@ pub(crate) struct MessageRow {
     pub error: Option<String>,
     pub interrupted: Option<&'static str>,
     pub route: Option<&'static str>,
+    pub request_id: Option<String>,
+    pub trace_id: Option<String>,
     pub created_at: i64,
     pub encoded: EncodedMessage,
     /// The longest text of the request, stored apart (once per distinct text).
@@ -55,6 +57,8 @@ impl MessageRow {
             error: message.error.clone(),
             interrupted: message.interrupted.map(Interruption::as_str),
             route: message.route.map(Route::as_str),
+            request_id: message.request_id.clone(),
+            trace_id: message.trace_id.clone(),
             created_at: now_ms(),
             encoded: EncodedMessage::with_payload(message, request_payload)?,
             prompt,

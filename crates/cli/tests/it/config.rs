@@ -106,6 +106,12 @@ to = ["oncall@example.org"]
 
 [retention]
 payload_days = 30
+
+[telemetry]
+trace_url_template = "https://jaeger.example/trace/{{trace_id}}"
+
+[log]
+format = "json"
 "#,
         data = dir.join("data").display().to_string(),
         store = format!("sqlite://{}", dir.join("data/other.db").display()),

@@ -19,6 +19,7 @@ mod openai_sdk;
 mod other;
 #[cfg(unix)]
 mod private_files;
+mod request_ids;
 mod schema_warnings;
 mod serve;
 mod shutdown;
@@ -189,8 +190,9 @@ pub fn spawn_listening(args: &[&std::ffi::OsStr], envs: &[(&str, &str)]) -> (Run
             panic!("the server ended before printing its address: {head}");
         }
         head.push_str(&line);
+        // A JSON log line has the banner's text as its "message".
         if let Some(url) = line.split_whitespace().find(|w| w.starts_with("http://")) {
-            break url.to_owned();
+            break url.split('"').next().unwrap_or(url).to_owned();
         }
     };
     // Keep draining its standard error (kept for `Running::log`) so that it never writes into

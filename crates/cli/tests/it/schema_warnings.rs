@@ -44,9 +44,11 @@ fn serve_logs_a_contracts_warnings_at_start_up() {
         .lines()
         .find(|l| l.contains("zip-code"))
         .unwrap_or_else(|| panic!("no warning in the start-up log:\n{log}"));
-    assert!(line.contains("WARN"), "{line}");
-    assert!(line.contains("zips"), "the contract is named: {line}");
-    assert!(line.contains(WARNING), "{line}");
+    // Standard error is a pipe: the log is JSON lines.
+    let line: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(line["level"], "WARN", "{line}");
+    assert_eq!(line["contract"], "zips", "the contract is named: {line}");
+    assert_eq!(line["message"], WARNING, "{line}");
 }
 
 #[test]

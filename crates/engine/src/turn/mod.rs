@@ -95,6 +95,8 @@ pub struct TurnInput<'a> {
     pub passthrough: Option<&'a crate::Passthrough>,
     /// Where attempts and the turn's outcome are counted.
     pub metrics: &'a EngineMetrics,
+    /// The ids of the HTTP request the turn runs for, stored with every message it writes.
+    pub ids: Option<&'a crate::store::RequestIds>,
     /// Where a streamed turn sends its events; `None`: attempts are read whole.
     pub events: Option<&'a EventSink>,
 }

@@ -108,6 +108,8 @@ fn blank_record(input: &TurnInput<'_>, turn_id: &str, role: MessageRole) -> NewM
         route: None,
         context: None,
         answer: None,
+        request_id: input.ids.and_then(|ids| ids.request_id.clone()),
+        trace_id: input.ids.and_then(|ids| ids.trace_id.clone()),
     }
 }
 

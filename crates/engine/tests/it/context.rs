@@ -99,6 +99,7 @@ async fn a_table_chat_moves_between_pages(store: Arc<dyn Store>) {
         model: None,
         context: Some(&table),
         answer: None,
+        ids: None,
     };
     let first = engine.send_message(&conversation.id, &turn).await.unwrap();
     assert_eq!(first.attempts, 1, "a data proposal is valid on table_view");
@@ -120,6 +121,7 @@ async fn a_table_chat_moves_between_pages(store: Arc<dyn Store>) {
         model: None,
         context: Some(&list),
         answer: None,
+        ids: None,
     };
     let second = engine.send_message(&conversation.id, &turn).await.unwrap();
     assert_eq!(
@@ -177,6 +179,7 @@ async fn a_card_thread_changes_mode(store: Arc<dyn Store>) {
         model: None,
         context: Some(&normal),
         answer: None,
+        ids: None,
     };
     let second = engine.send_message(&conversation.id, &turn).await.unwrap();
     let cards = second.value["question_cards"].as_array();

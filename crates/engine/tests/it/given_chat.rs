@@ -72,6 +72,7 @@ async fn call(
             model: None,
             context: &context,
             passthrough: &Passthrough::default(),
+            ids: None,
         })
         .await
         .unwrap();

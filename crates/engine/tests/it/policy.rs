@@ -580,6 +580,8 @@ async fn conversation_with_reply(store: &dyn Store, value: &Value) -> (Conversat
             route: None,
             context: None,
             answer: None,
+            request_id: None,
+            trace_id: None,
         })
         .await
         .unwrap();

@@ -29,6 +29,8 @@ pub struct ListQuery {
     q: Option<String>,
     has_invalid: Option<bool>,
     blocked: Option<bool>,
+    /// The conversation with a message written for this request id (`x-request-id`).
+    request_id: Option<String>,
     #[serde(default)]
     offset: u64,
     #[serde(default = "default_limit")]
@@ -44,6 +46,18 @@ pub async fn conversations(
     _admin: Admin,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<Page<ConversationSummary>>, ApiError> {
+    let request_id = q
+        .request_id
+        .map(|id| id.trim().to_owned())
+        .filter(|id| !id.is_empty());
+    if let Some(id) = &request_id
+        && !crate::request_id::is_sane_request_id(id)
+    {
+        return Err(ApiError::BadRequest(
+            "request_id is not a request id the gateway gives (at most 128 letters, digits and -_.:+=@/)"
+                .into(),
+        ));
+    }
     let filter = ConversationFilter {
         user_id: q.user,
         contract: q.contract,
@@ -52,6 +66,7 @@ pub async fn conversations(
         text: q.q.filter(|t| !t.is_empty()),
         has_invalid: q.has_invalid,
         blocked: q.blocked,
+        request_id,
     };
     let page = state
         .engine
@@ -83,6 +98,7 @@ pub async fn conversation(
         conversation,
         messages,
         safety_events,
+        trace_url_template: state.telemetry.trace_url_template.clone(),
     }))
 }
 

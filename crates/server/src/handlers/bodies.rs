@@ -161,6 +161,10 @@ pub struct AdminConversationBody {
     pub conversation: Conversation,
     pub messages: Vec<Message>,
     pub safety_events: Vec<SafetyEvent>,
+    /// `[telemetry] trace_url_template`, for the console to link each message's `trace_id` to
+    /// its trace (absent when not configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_url_template: Option<String>,
 }
 
 /// A conversation's new status (`POST /admin/v1/conversations/{id}/unblock`).

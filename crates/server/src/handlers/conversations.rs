@@ -256,6 +256,7 @@ pub async fn send(
         state.settings.max_context_bytes,
     )?;
     let (running, lease) = begin_turn(&state, &caller, &conversation.id).await?;
+    let ids = crate::request_id::current();
     if sse::wants_events(&headers) {
         return Ok(sse::turn_events(
             &state,
@@ -275,6 +276,7 @@ pub async fn send(
         model: body.model.as_deref(),
         context: body.context.as_ref(),
         answer: body.answer.as_ref(),
+        ids: ids.as_ref(),
     };
     let outcome = state.engine.send_message(&conversation.id, &turn).await?;
     drop((lease, running));

@@ -55,6 +55,7 @@ pub async fn completions(
         tool_choice: body.request.tool_choice.clone(),
         options: CallOptions::of(&body.request),
     };
+    let ids = crate::request_id::current();
     let call = ChatCall {
         user_id: &caller.user_id,
         contract: &contract,
@@ -62,6 +63,7 @@ pub async fn completions(
         model: model_name,
         context: &context,
         passthrough: &passthrough,
+        ids: ids.as_ref(),
     };
     let (conversation, outcome) = state
         .engine

@@ -121,14 +121,18 @@ fn data(body: &impl serde::Serialize) -> String {
     format!("data: {json}\n\n")
 }
 
-/// The `error` chunk of a stream that failed midway.
-fn error_frame(message: String) -> String {
+/// The `error` chunk of a stream that failed midway, with the request's id when it has one.
+fn error_frame(message: String, request_id: Option<&str>) -> String {
+    let mut extra = Extra::new();
+    if let Some(id) = request_id {
+        extra.insert("request_id".into(), id.into());
+    }
     let error = openai::ApiError {
         message,
         kind: Some(Some("upstream_error".into())),
         param: None,
         code: Some(Some(ErrorCode::Text("upstream_failed".into()))),
-        extra: Extra::new(),
+        extra,
     };
     data(&ErrorBody {
         error,
@@ -204,30 +208,37 @@ pub fn relay(chunks: Chunks, events: EventStream, lease: Option<crate::limits::L
         let role = chunks.role();
         async move { role }
     });
+    // The stream is read after the handler returned, outside the request's task: its ids
+    // travel with it, for the error frame and the log line.
+    let ids = crate::request_id::current().unwrap_or_default();
     // The lease travels with the stream: the slot is held until the last frame.
-    let rest = futures::stream::unfold(Some((chunks, events, lease)), |state| async move {
-        let (chunks, mut events, lease) = state?;
-        match events.next().await {
-            Some(Ok(StreamEvent::Delta(text))) => {
-                let frame = chunks.content(&text);
-                Some((frame, Some((chunks, events, lease))))
-            }
-            Some(Ok(StreamEvent::ToolCall(piece))) => {
-                let frame = chunks.tool_call(piece);
-                Some((frame, Some((chunks, events, lease))))
-            }
-            Some(Ok(StreamEvent::Done(completion))) => {
-                let finish = finish_of(&completion);
-                Some((chunks.end(finish, completion.usage, None), None))
-            }
-            Some(Err(error)) => {
-                tracing::warn!(%error, "the model's stream failed");
-                let message = crate::error::provider_message(&error);
-                Some((error_frame(message), None))
-            }
-            None => {
-                let message = "the model's stream ended without its completion".to_owned();
-                Some((error_frame(message), None))
+    let rest = futures::stream::unfold(Some((chunks, events, lease)), move |state| {
+        let ids = ids.clone();
+        async move {
+            let (chunks, mut events, lease) = state?;
+            match events.next().await {
+                Some(Ok(StreamEvent::Delta(text))) => {
+                    let frame = chunks.content(&text);
+                    Some((frame, Some((chunks, events, lease))))
+                }
+                Some(Ok(StreamEvent::ToolCall(piece))) => {
+                    let frame = chunks.tool_call(piece);
+                    Some((frame, Some((chunks, events, lease))))
+                }
+                Some(Ok(StreamEvent::Done(completion))) => {
+                    let finish = finish_of(&completion);
+                    Some((chunks.end(finish, completion.usage, None), None))
+                }
+                Some(Err(error)) => {
+                    let span = crate::request_id::span(&ids);
+                    span.in_scope(|| tracing::warn!(%error, "the model's stream failed"));
+                    let message = crate::error::provider_message(&error);
+                    Some((error_frame(message, ids.request_id.as_deref()), None))
+                }
+                None => {
+                    let message = "the model's stream ended without its completion".to_owned();
+                    Some((error_frame(message, ids.request_id.as_deref()), None))
+                }
             }
         }
     });

@@ -57,7 +57,9 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
     let (sink, receiver) =
         EventSink::channel(Duration::from_millis(state.settings.partial_interval_ms));
     let engine = state.engine.clone();
-    tokio::spawn(async move {
+    // The turn's task is still part of the request: its log lines and errors carry its ids.
+    let ids = crate::request_id::current().unwrap_or_default();
+    tokio::spawn(crate::request_id::within(ids.clone(), async move {
         let StreamedTurn {
             conversation_id,
             content,
@@ -72,6 +74,7 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
             model: model.as_deref(),
             context: context.as_ref(),
             answer: answer.as_ref(),
+            ids: Some(&ids),
         };
         let result = engine
             .send_message_streaming(&conversation_id, &turn, &sink)
@@ -85,11 +88,12 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
                 sink.send(TurnEvent::Error {
                     code: error.code().to_owned(),
                     message: error.public_message(),
+                    request_id: ids.request_id.clone(),
                 })
                 .await;
             }
         }
-    });
+    }));
     events_response(receiver, state.settings.sse_keep_alive_ms)
 }
 

@@ -23,7 +23,11 @@ struct Gateway {
 
 impl Gateway {
     async fn start() -> Self {
-        let mock = MockServer::start(MockConfig::default()).await.unwrap();
+        Self::start_with(MockConfig::default()).await
+    }
+
+    async fn start_with(config: MockConfig) -> Self {
+        let mock = MockServer::start(config).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}", dir.path().join("bridle.db").display());
         let store = Arc::from(store::open(&url).await.unwrap());
@@ -559,4 +563,35 @@ async fn a_streamed_enforced_call_that_calls_a_tool_streams_the_call() {
         last["bridle"]["value"]["tool_calls"][0]["name"],
         "get_weather"
     );
+}
+
+#[tokio::test]
+async fn a_relayed_stream_that_breaks_off_names_the_request_in_its_error_chunk() {
+    let gateway = Gateway::start_with(
+        MockConfig::default()
+            .with_fault_rate(1.0)
+            .with_faults(vec![bridle_mock::Fault::BrokenStream]),
+    )
+    .await;
+    let response = gateway
+        .client
+        .post(format!("{}/v1/chat/completions", gateway.base))
+        .bearer_auth(ADA)
+        .header("x-request-id", "relay-req-7")
+        .json(&json!({"model": "gpt", "stream": true,
+                      "messages": [{"role": "user", "content": "Tell me a story"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-request-id"], "relay-req-7");
+    let text = response.text().await.unwrap();
+    let error: Value = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .find(|chunk| chunk.get("error").is_some())
+        .unwrap_or_else(|| panic!("no error chunk: {text}"));
+    assert_eq!(error["error"]["code"], "upstream_failed", "{error}");
+    assert_eq!(error["error"]["request_id"], "relay-req-7", "{error}");
 }

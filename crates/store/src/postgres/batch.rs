@@ -19,7 +19,7 @@ use crate::StoreError;
 use crate::write_rows::{ConversationRow, MessageRow};
 use sqlx::PgPool;
 
-/// The statement. `$1`–`$2` prompts, `$3`–`$10` conversations, `$11`… messages.
+/// The statement. `$1`–`$2` prompts, `$3`–`$10` conversations, `$11`–`$40` messages.
 const WRITE: &str = "\
 WITH p AS (\
  INSERT INTO prompts (hash, text) \
@@ -37,21 +37,22 @@ u AS MATERIALIZED (\
  $17::bool[], $18::bool[], $19::int[], $20::text[], $21::text[], $22::text[], $23::text[], \
  $24::text[], $25::text[], $26::text[], $27::text[], $28::bigint[], $29::bigint[], \
  $30::bigint[], $31::text[], $32::text[], $33::text[], $34::bigint[], $35::text[], \
- $36::text[], $37::text[], $38::text[]) WITH ORDINALITY \
+ $36::text[], $37::text[], $38::text[], $39::text[], $40::text[]) WITH ORDINALITY \
  AS t (given_id, conversation_id, turn_id, role, content, value, is_validated, is_fallback, \
  attempt, contract, contract_version, request_payload, raw_response, violations, repairs, \
  provider, model, tokens_in, tokens_out, latency_ms, error, interrupted, route, created_at, \
- context, answer, prompt_hash, prompt_pointer, ord)), \
+ context, answer, prompt_hash, prompt_pointer, request_id, trace_id, ord)), \
 m AS (\
  INSERT INTO messages (id, conversation_id, turn_id, role, content, value, is_validated, \
  is_fallback, attempt, contract, contract_version, request_payload, raw_response, violations, \
  repairs, provider, model, tokens_in, tokens_out, latency_ms, error, interrupted, route, \
- created_at, context, answer, prompt_hash, prompt_pointer) OVERRIDING SYSTEM VALUE \
+ created_at, context, answer, prompt_hash, prompt_pointer, request_id, trace_id) \
+ OVERRIDING SYSTEM VALUE \
  SELECT new_id, conversation_id, turn_id, role, content, value::jsonb, is_validated, \
  is_fallback, attempt, contract, contract_version, request_payload::jsonb, raw_response::jsonb, \
  violations::jsonb, repairs::jsonb, provider, model, tokens_in, tokens_out, latency_ms, error, \
- interrupted, route, created_at, context::jsonb, answer::jsonb, prompt_hash, prompt_pointer \
- FROM u ORDER BY ord), \
+ interrupted, route, created_at, context::jsonb, answer::jsonb, prompt_hash, prompt_pointer, \
+ request_id, trace_id FROM u ORDER BY ord), \
 latest AS (\
  SELECT conversation_id, max(created_at) AS at FROM u GROUP BY conversation_id), \
 locked AS (\
@@ -117,6 +118,8 @@ struct MessageColumns {
     answer: Vec<Option<String>>,
     prompt_hash: Vec<Option<String>>,
     prompt_pointer: Vec<Option<String>>,
+    request_id: Vec<Option<String>>,
+    trace_id: Vec<Option<String>>,
 }
 
 impl MessageColumns {
@@ -152,6 +155,8 @@ impl MessageColumns {
             .push(row.prompt.as_ref().map(|p| p.hash.clone()));
         self.prompt_pointer
             .push(row.prompt.as_ref().map(|p| p.pointer.clone()));
+        self.request_id.push(row.request_id.clone());
+        self.trace_id.push(row.trace_id.clone());
     }
 }
 
@@ -234,6 +239,8 @@ pub(super) async fn write<'a>(
         .bind(m.answer)
         .bind(m.prompt_hash)
         .bind(m.prompt_pointer)
+        .bind(m.request_id)
+        .bind(m.trace_id)
         .fetch_all(pool)
         .await
         .map_err(fault)
@@ -267,6 +274,8 @@ fn refused(row: &MessageRow) -> bool {
         row.provider.as_ref(),
         row.model.as_ref(),
         row.error.as_ref(),
+        row.request_id.as_ref(),
+        row.trace_id.as_ref(),
     ];
     let json = [
         e.value.as_ref(),

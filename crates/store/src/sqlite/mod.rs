@@ -94,6 +94,11 @@ const MIGRATIONS: &[Embedded] = &[
         name: "message_turn",
         sql: include_str!("../../migrations/sqlite/0009_message_turn.sql"),
     },
+    Embedded {
+        version: 10,
+        name: "request_ids",
+        sql: include_str!("../../migrations/sqlite/0010_request_ids.sql"),
+    },
 ];
 
 /// The SQLite store.

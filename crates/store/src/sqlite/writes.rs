@@ -311,8 +311,9 @@ impl MessageRow {
              is_validated, is_fallback, attempt, contract, contract_version, \
              request_payload, raw_response, violations, repairs, provider, model, \
              tokens_in, tokens_out, latency_ms, error, interrupted, route, context, answer, \
-             created_at, prompt_hash, prompt_pointer) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) \
+             created_at, prompt_hash, prompt_pointer, request_id, trace_id) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, \
+             ?, ?) \
              RETURNING id",
         )?
         .query_row(
@@ -345,6 +346,8 @@ impl MessageRow {
                 self.created_at,
                 prompt_hash,
                 prompt_pointer,
+                self.request_id,
+                self.trace_id,
             ],
             |found| found.get(0),
         )

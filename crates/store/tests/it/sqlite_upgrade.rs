@@ -10,7 +10,7 @@ use serde_json::json;
 use sha2::{Digest, Sha384};
 
 /// The SQLite migration files, as older Bridles had them: (version, name, SQL).
-const FILES: [(i64, &str, &str); 9] = [
+const FILES: [(i64, &str, &str); 10] = [
     (
         1,
         "initial",
@@ -55,6 +55,11 @@ const FILES: [(i64, &str, &str); 9] = [
         9,
         "message_turn",
         include_str!("../../migrations/sqlite/0009_message_turn.sql"),
+    ),
+    (
+        10,
+        "request_ids",
+        include_str!("../../migrations/sqlite/0010_request_ids.sql"),
     ),
 ];
 

@@ -374,6 +374,9 @@ pub(crate) fn user_message(
         route: None,
         context: None,
         answer: None,
+        // Every message of a turn carries its request's ids (a round trip checks them).
+        request_id: Some(format!("req-{turn_id}")),
+        trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".to_owned()),
     }
 }
 
@@ -838,8 +841,25 @@ async fn filters(h: Harness) {
                 text: Some("photo".into()),
                 has_invalid: Some(true),
                 blocked: Some(false),
+                request_id: Some(format!("req-{t2}")),
             },
             ids(&[&c2]),
+        ),
+        (
+            "request id",
+            ConversationFilter {
+                request_id: Some(format!("req-{t3}")),
+                ..all.clone()
+            },
+            ids(&[&c3]),
+        ),
+        (
+            "request id, a prefix only",
+            ConversationFilter {
+                request_id: Some("req-".into()),
+                ..all.clone()
+            },
+            vec![],
         ),
         (
             "every filter, contradictory",
@@ -851,6 +871,7 @@ async fn filters(h: Harness) {
                 text: Some("photo".into()),
                 has_invalid: Some(true),
                 blocked: Some(true),
+                request_id: None,
             },
             vec![],
         ),
@@ -1392,8 +1413,8 @@ async fn reopen(h: Harness) {
         .unwrap();
     let conversation = store.conversation(&conversation.id).await.unwrap().unwrap();
     let migrations = match store.backend() {
-        "sqlite" => 9,
-        _ => 8,
+        "sqlite" => 10,
+        _ => 9,
     };
     drop(store);
     assert_eq!(raw.applied_migrations().await, migrations);
