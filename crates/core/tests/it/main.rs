@@ -9,6 +9,7 @@ mod cards;
 mod fallback;
 mod fallback_kinds;
 mod fixtures;
+mod fragments;
 mod loading;
 mod markers;
 mod properties;
