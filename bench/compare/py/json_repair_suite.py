@@ -9,6 +9,9 @@ outcomes:
 - agrees     — Bridle returns the intended value (or both see nothing to return);
 - refuses    — Bridle returns nothing (a `parse`, `truncated`, `ambiguous`, … violation);
 - differs    — Bridle returns another value that is no part of the intended one;
+- one of several — Bridle returns one whole document of several the model wrote (each in its
+               own code fence, prose between), the library a list of all of them: no part of
+               a document is lost, the other documents are left out;
 - fragment   — Bridle returns a strict part of the intended value (an inner value, or an object
                or array with members or items left out): what the model wrote, silently cut.
                Must be 0.
@@ -19,10 +22,12 @@ The tests are not in json-repair's source distribution on PyPI (its MANIFEST.in 
 are read at bench time and never committed.
 
 usage: json_repair_suite.py TESTS_DIR BRIDLE_BINARY [--json] [--list KIND]
+(bench/compare/json_repair_suite.sh clones the tests, builds Bridle and runs this.)
 """
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -136,11 +141,26 @@ def fragment(value, whole):
     return any(fragment(value, v) or same(value, v) for v in inner)
 
 
-def classify(got, want):
+def fenced(text):
+    """How many code fences `text` has, and the values of those that hold valid JSON."""
+    bodies = re.findall(r"```(?:json)?(.*?)```", text, re.S)
+    values = []
+    for body in bodies:
+        try:
+            values.append(json.loads(body))
+        except ValueError:
+            pass
+    return len(bodies), values
+
+
+def classify(text, got, want):
     if got is NOTHING:
         return "agrees" if want is NOTHING else "refuses"
     if want is not NOTHING and same(got, want):
         return "agrees"
+    fences, documents = fenced(text)
+    if fences > 1 and any(same(got, d) for d in documents):
+        return "one of several"
     if want is not NOTHING and fragment(got, want):
         return "fragment"
     return "differs"
@@ -152,12 +172,13 @@ def main():
     rows = []
     for text, want in cases(tests_dir):
         got = bridle(binary, text)
-        rows.append({"input": text, "kind": classify(got, want),
+        rows.append({"input": text, "kind": classify(text, got, want),
                      "intended": None if want is NOTHING else want,
                      "bridle": None if got is NOTHING else got})
     counts = Counter(r["kind"] for r in rows)
     summary = {"inputs": len(rows), **{k: counts.get(k, 0)
-                                       for k in ["agrees", "refuses", "differs", "fragment"]}}
+                                       for k in ["agrees", "refuses", "differs", "one of several",
+                                                 "fragment"]}}
     if "--json" in args:
         json.dump({"summary": summary, "rows": rows}, sys.stdout, indent=1, ensure_ascii=False)
         return
