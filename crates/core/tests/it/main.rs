@@ -8,6 +8,7 @@ mod card_properties;
 mod cards;
 mod fallback;
 mod fallback_kinds;
+mod feedback_kinds;
 mod fixtures;
 mod fragments;
 mod loading;
