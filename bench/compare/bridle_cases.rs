@@ -30,8 +30,8 @@ pub fn load(dir: &Path) -> Vec<Value> {
 /// The cases of one file, of `kind` (`malformed` cases must have their expected JSON).
 pub fn load_file(dir: &Path, file: &str, kind: &str) -> Vec<Value> {
     let mut out = Vec::new();
-    let text = std::fs::read_to_string(dir.join(file))
-        .unwrap_or_else(|e| panic!("reading {file}: {e}"));
+    let text =
+        std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("reading {file}: {e}"));
     for case in text.split("\n### ").skip(1) {
         let (header, body) = case.split_once('\n').unwrap_or((case, ""));
         let (name, contract) = match header.split_once(" | ") {

@@ -52,57 +52,210 @@ fn rows() -> Vec<Row> {
     let ctx = Context::new();
     let json = |raw: &str| person.feedback(&person.check(raw, &ctx));
     let mut rows: Vec<Row> = vec![
-        ("parse: closed early", "parse", vec!["line 1, column 15", "⟨here⟩", "one JSON document"],
-         json(r#"{"name": "Ada"}, "age": 36}"#)),
-        ("parse: broken inside", "parse", vec!["line 2, column", "expected", "⟨here⟩"],
-         json("{\"name\": \"Ada\",\n  \"age\" 36}")),
-        ("ambiguous", "ambiguous", vec!["line 2, column 1", "exactly one JSON value"],
-         json("{\"name\": \"Ada\", \"age\": 36}\n{\"name\": \"Bob\", \"age\": 40}")),
-        ("truncated", "truncated", vec!["/name", "cut off"], json(r#"{"age": 36, "name": "Ad"#)),
-        ("not_json", "not_json", vec!["JSON"], json("I would rather not say.")),
+        (
+            "parse: closed early",
+            "parse",
+            vec!["line 1, column 15", "⟨here⟩", "one JSON document"],
+            json(r#"{"name": "Ada"}, "age": 36}"#),
+        ),
+        (
+            "parse: broken inside",
+            "parse",
+            vec!["line 2, column", "expected", "⟨here⟩"],
+            json("{\"name\": \"Ada\",\n  \"age\" 36}"),
+        ),
+        (
+            "ambiguous",
+            "ambiguous",
+            vec!["line 2, column 1", "exactly one JSON value"],
+            json("{\"name\": \"Ada\", \"age\": 36}\n{\"name\": \"Bob\", \"age\": 40}"),
+        ),
+        (
+            "truncated",
+            "truncated",
+            vec!["/name", "cut off"],
+            json(r#"{"age": 36, "name": "Ad"#),
+        ),
+        (
+            "not_json",
+            "not_json",
+            vec!["JSON"],
+            json("I would rather not say."),
+        ),
         ("empty", "empty", vec!["empty"], json("  ")),
-        ("type", "type", vec!["/age", "integer", "\"36\""], json(r#"{"name": "Ada", "age": "36"}"#)),
-        ("required", "required", vec!["\"age\""], json(r#"{"name": "Ada"}"#)),
-        ("additionalProperties", "additionalProperties", vec!["\"nick\""],
-         json(r#"{"name": "Ada", "age": 36, "nick": "A"}"#)),
-        ("const", "const", vec!["/kind", "\"person\""], json(r#"{"kind": "robot", "name": "Ada", "age": 36}"#)),
-        ("enum", "enum", vec!["/mood", "\"calm\"", "\"tense\"", "\"angry\""],
-         json(r#"{"name": "Ada", "age": 36, "mood": "angry"}"#)),
-        ("minimum", "minimum", vec!["/age", "0"], json(r#"{"name": "Ada", "age": -1}"#)),
-        ("maximum", "maximum", vec!["/age", "130"], json(r#"{"name": "Ada", "age": 200}"#)),
-        ("minLength", "minLength", vec!["/name", "2"], json(r#"{"name": "A", "age": 36}"#)),
-        ("maxLength", "maxLength", vec!["/name", "12"], json(r#"{"name": "Ada Augusta Byron", "age": 36}"#)),
-        ("format", "format", vec!["/email", "email"], json(r#"{"name": "Ada", "age": 36, "email": "ada at home"}"#)),
-        ("pattern", "pattern", vec!["/code", "^[A-Z]{3}-[0-9]{3}$", "\"ab-12\""],
-         json(r#"{"name": "Ada", "age": 36, "code": "ab-12"}"#)),
-        ("minItems", "minItems", vec!["/tags", "1"], json(r#"{"name": "Ada", "age": 36, "tags": []}"#)),
-        ("maxItems", "maxItems", vec!["/tags", "2"], json(r#"{"name": "Ada", "age": 36, "tags": ["a", "b", "c"]}"#)),
-        ("uniqueItems", "uniqueItems", vec!["/tags"], json(r#"{"name": "Ada", "age": 36, "tags": ["a", "a"]}"#)),
-        ("multipleOf", "multipleOf", vec!["/step", "multiple of 0.5", "0.7"], json(r#"{"name": "Ada", "age": 36, "step": 0.7}"#)),
-        ("exclusiveMinimum", "exclusiveMinimum", vec!["/step", "0"], json(r#"{"name": "Ada", "age": 36, "step": 0}"#)),
-        ("oneOf", "oneOf", vec!["/contact"], json(r#"{"name": "Ada", "age": 36, "contact": {"fax": "1"}}"#)),
+        (
+            "type",
+            "type",
+            vec!["/age", "integer", "\"36\""],
+            json(r#"{"name": "Ada", "age": "36"}"#),
+        ),
+        (
+            "required",
+            "required",
+            vec!["\"age\""],
+            json(r#"{"name": "Ada"}"#),
+        ),
+        (
+            "additionalProperties",
+            "additionalProperties",
+            vec!["\"nick\""],
+            json(r#"{"name": "Ada", "age": 36, "nick": "A"}"#),
+        ),
+        (
+            "const",
+            "const",
+            vec!["/kind", "\"person\""],
+            json(r#"{"kind": "robot", "name": "Ada", "age": 36}"#),
+        ),
+        (
+            "enum",
+            "enum",
+            vec!["/mood", "\"calm\"", "\"tense\"", "\"angry\""],
+            json(r#"{"name": "Ada", "age": 36, "mood": "angry"}"#),
+        ),
+        (
+            "minimum",
+            "minimum",
+            vec!["/age", "0"],
+            json(r#"{"name": "Ada", "age": -1}"#),
+        ),
+        (
+            "maximum",
+            "maximum",
+            vec!["/age", "130"],
+            json(r#"{"name": "Ada", "age": 200}"#),
+        ),
+        (
+            "minLength",
+            "minLength",
+            vec!["/name", "2"],
+            json(r#"{"name": "A", "age": 36}"#),
+        ),
+        (
+            "maxLength",
+            "maxLength",
+            vec!["/name", "12"],
+            json(r#"{"name": "Ada Augusta Byron", "age": 36}"#),
+        ),
+        (
+            "format",
+            "format",
+            vec!["/email", "email"],
+            json(r#"{"name": "Ada", "age": 36, "email": "ada at home"}"#),
+        ),
+        (
+            "pattern",
+            "pattern",
+            vec!["/code", "^[A-Z]{3}-[0-9]{3}$", "\"ab-12\""],
+            json(r#"{"name": "Ada", "age": 36, "code": "ab-12"}"#),
+        ),
+        (
+            "minItems",
+            "minItems",
+            vec!["/tags", "1"],
+            json(r#"{"name": "Ada", "age": 36, "tags": []}"#),
+        ),
+        (
+            "maxItems",
+            "maxItems",
+            vec!["/tags", "2"],
+            json(r#"{"name": "Ada", "age": 36, "tags": ["a", "b", "c"]}"#),
+        ),
+        (
+            "uniqueItems",
+            "uniqueItems",
+            vec!["/tags"],
+            json(r#"{"name": "Ada", "age": 36, "tags": ["a", "a"]}"#),
+        ),
+        (
+            "multipleOf",
+            "multipleOf",
+            vec!["/step", "multiple of 0.5", "0.7"],
+            json(r#"{"name": "Ada", "age": 36, "step": 0.7}"#),
+        ),
+        (
+            "exclusiveMinimum",
+            "exclusiveMinimum",
+            vec!["/step", "0"],
+            json(r#"{"name": "Ada", "age": 36, "step": 0}"#),
+        ),
+        (
+            "oneOf",
+            "oneOf",
+            vec!["/contact"],
+            json(r#"{"name": "Ada", "age": 36, "contact": {"fax": "1"}}"#),
+        ),
     ];
     // The declared rules of the built-in selfhelp contract.
     let selfhelp = selfhelp();
     for (label, file, rule, words) in [
-        ("rule unique", "duplicate_field_ids", "unique", vec!["unique"]),
-        ("rule less_than", "scale_min_greater_than_max", "less_than", vec!["min", "max"]),
-        ("rule implies", "critical_but_is_safe", "implies", vec!["is_safe"]),
+        (
+            "rule unique",
+            "duplicate_field_ids",
+            "unique",
+            vec!["unique"],
+        ),
+        (
+            "rule less_than",
+            "scale_min_greater_than_max",
+            "less_than",
+            vec!["min", "max"],
+        ),
+        (
+            "rule implies",
+            "critical_but_is_safe",
+            "implies",
+            vec!["is_safe"],
+        ),
     ] {
-        let raw = std::fs::read_to_string(fixture_dir("selfhelp/rules").join(format!("{file}.json"))).unwrap();
-        rows.push((label, rule, words, selfhelp.feedback(&selfhelp.check(&raw, &ctx))));
+        let raw =
+            std::fs::read_to_string(fixture_dir("selfhelp/rules").join(format!("{file}.json")))
+                .unwrap();
+        rows.push((
+            label,
+            rule,
+            words,
+            selfhelp.feedback(&selfhelp.check(&raw, &ctx)),
+        ));
     }
     // XML.
     let topic = builtin("topic-analysis");
     let xml = |raw: &str| topic.feedback(&topic.check(raw, &ctx));
-    let good = std::fs::read_to_string(fixture_dir("../../../../contracts/topic-analysis").join("example.xml")).unwrap();
+    let good = std::fs::read_to_string(
+        fixture_dir("../../../../contracts/topic-analysis").join("example.xml"),
+    )
+    .unwrap();
     rows.extend([
-        ("not_xml", "not_xml", vec!["<llmResponse>"], xml("Sleep is important.")),
-        ("xml_syntax", "xml_syntax", vec!["line 2, column", "</response>", "⟨here⟩"],
-         xml(&good.replace("</response>", "</respons>"))),
-        ("another root element", "not_xml", vec!["<llmResponse>"], xml("<answer><response>Hi</response></answer>")),
-        ("xml truncated", "truncated", vec!["cut off"], xml(&good[..good.find("screen-free").unwrap()])),
-        ("xml schema", "type", vec!["confidence"], xml(&good.replace("confidence=\"0.92\"", "confidence=\"high\""))),
+        (
+            "not_xml",
+            "not_xml",
+            vec!["<llmResponse>"],
+            xml("Sleep is important."),
+        ),
+        (
+            "xml_syntax",
+            "xml_syntax",
+            vec!["line 2, column", "</response>", "⟨here⟩"],
+            xml(&good.replace("</response>", "</respons>")),
+        ),
+        (
+            "another root element",
+            "not_xml",
+            vec!["<llmResponse>"],
+            xml("<answer><response>Hi</response></answer>"),
+        ),
+        (
+            "xml truncated",
+            "truncated",
+            vec!["cut off"],
+            xml(&good[..good.find("screen-free").unwrap()]),
+        ),
+        (
+            "xml schema",
+            "type",
+            vec!["confidence"],
+            xml(&good.replace("confidence=\"0.92\"", "confidence=\"high\"")),
+        ),
     ]);
     // Markers.
     let table = builtin("table-chat");
@@ -122,13 +275,34 @@ fn rows() -> Vec<Row> {
     ]);
     // Question cards: a tool call with bad arguments, and a tool that was not offered.
     let cards = builtin("question-cards");
-    let discovery = Context::new().with("mode", "discovery").with("turn_id", "t-1");
+    let discovery = Context::new()
+        .with("mode", "discovery")
+        .with("turn_id", "t-1");
     let call = |name: &str, args| ToolCall::new(name, args);
     rows.extend([
-        ("card arguments", "required", vec![TOOL_NAME, "question"],
-         cards.feedback(&cards.check_reply("Let me ask.", &[call(TOOL_NAME, json!({"options": [{"label": "A"}, {"label": "B"}]}))], &discovery))),
-        ("unknown_tool", "unknown_tool", vec!["delete_everything"],
-         cards.feedback(&cards.check_reply("Let me ask.", &[call("delete_everything", json!({}))], &discovery))),
+        (
+            "card arguments",
+            "required",
+            vec![TOOL_NAME, "question"],
+            cards.feedback(&cards.check_reply(
+                "Let me ask.",
+                &[call(
+                    TOOL_NAME,
+                    json!({"options": [{"label": "A"}, {"label": "B"}]}),
+                )],
+                &discovery,
+            )),
+        ),
+        (
+            "unknown_tool",
+            "unknown_tool",
+            vec!["delete_everything"],
+            cards.feedback(&cards.check_reply(
+                "Let me ask.",
+                &[call("delete_everything", json!({}))],
+                &discovery,
+            )),
+        ),
     ]);
     rows
 }

@@ -76,7 +76,11 @@ fn every_fragment_case_is_refused_as_parse_or_ambiguous_complete_and_streamed() 
             checked.violations
         );
         // Every violation quotes the place, so the retry can say what to fix.
-        for v in checked.violations.iter().filter(|v| v.rule.as_str() == "parse") {
+        for v in checked
+            .violations
+            .iter()
+            .filter(|v| v.rule.as_str() == "parse")
+        {
             assert!(v.message.contains("line "), "{name}: {v:?}");
             let quoted = v.found.as_deref().is_some_and(|f| f.contains("⟨here⟩"));
             assert!(quoted, "{name}: {v:?}");
