@@ -24,7 +24,6 @@ use super::shape::Shape;
 use crate::repair_kind::RepairKind;
 use crate::report::{Repair, Violation};
 use crate::rule::Rule;
-use crate::schema::cut;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use serde_json::Value;
