@@ -76,7 +76,7 @@ curl -sf "$LITELLM/health/liveliness" >/dev/null || { echo "LiteLLM did not star
 LITELLM_VERSION="$("$PEERS/proxy/bin/python" -c 'from importlib.metadata import version; print(version("litellm"))')"
 
 # The upstream body: what Bridle sends the mock when it enforces the contract for the question.
-echo '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"I keep procrastinating, any tips?"}]}' >"$WORK/question.json"
+echo '{"model":"openai","messages":[{"role":"user","content":"I keep procrastinating, any tips?"}]}' >"$WORK/question.json"
 H=(-H "content-type: application/json" -H "authorization: Bearer $KEY")
 for _ in 1 2 3; do
     curl -sf "${H[@]}" -H "x-bridle-contract: selfhelp-response" -d @"$WORK/question.json" "$GATEWAY/v1/chat/completions" >/dev/null

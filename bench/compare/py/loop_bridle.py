@@ -19,7 +19,7 @@ url, key, turns = sys.argv[1], sys.argv[2], int(sys.argv[3])
 ok, attempts, prompt, completion, failures = 0, 0, 0, 0, []
 start = time.perf_counter()
 for q in questions(turns):
-    body = json.dumps({"model": "gpt-4o-mini", "messages": [
+    body = json.dumps({"model": "openai", "messages": [
         {"role": "system", "content": "You are a supportive self-help assistant."},
         {"role": "user", "content": q}]}).encode()
     req = urllib.request.Request(f"{url}/v1/chat/completions", data=body, headers={

@@ -77,17 +77,19 @@ pub(crate) fn render(contract: &Contract, checked: &Checked) -> String {
 
 fn closing_lines(contract: &Contract, checked: &Checked) -> String {
     let mut out = String::new();
+    // What was repaired, in words ("took the JSON out of a code fence"): a model acts on that,
+    // not on the kind's name.
     let text_repairs: Vec<&str> = checked
         .repairs
         .iter()
         .filter(|r| r.path.is_none())
-        .map(|r| r.kind.as_str())
+        .map(|r| r.message.as_str())
         .collect();
     if !text_repairs.is_empty() {
         let _ = writeln!(
             out,
             "Your reply also needed repairs ({}); {}.",
-            cut(&text_repairs.join(", "), 160),
+            cut(&text_repairs.join("; "), 200),
             match contract.kind {
                 Kind::Xml => "send one plain, well-formed XML document",
                 Kind::Markers => "write each marker's JSON plainly and validly",

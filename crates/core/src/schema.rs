@@ -531,8 +531,8 @@ fn kind_fallback(kind: &ValidationErrorKind, instance: &Value) -> String {
         }
         ValidationErrorKind::Contains => "no item matches the \"contains\" schema".to_owned(),
         ValidationErrorKind::FalseSchema => "no value is allowed here".to_owned(),
-        ValidationErrorKind::MultipleOf { .. } => {
-            format!("{instance} is not a multiple of the required step")
+        ValidationErrorKind::MultipleOf { multiple_of } => {
+            format!("must be a multiple of {multiple_of}, found {instance}")
         }
         ValidationErrorKind::MinProperties { limit } => format!(
             "expected at least {}",

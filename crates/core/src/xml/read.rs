@@ -24,7 +24,6 @@ use super::shape::Shape;
 use crate::repair_kind::RepairKind;
 use crate::report::{Repair, Violation};
 use crate::rule::Rule;
-use crate::schema::cut;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 use serde_json::Value;
@@ -463,12 +462,15 @@ fn syntax(message: &str, document: &str, position: u64, stack: &[Frame<'_, '_>])
         .rev()
         .find(|&i| document.is_char_boundary(i))
         .unwrap_or(0);
+    let (line, column) = crate::repair::line_column(document, at);
     Violation::new(
         pointer(stack, None),
         Rule::XmlSyntax,
-        format!("the XML is not well-formed at byte {at}: {message}"),
+        format!(
+            "the XML is not well-formed at line {line}, column {column} of the document: {message}"
+        ),
     )
-    .with_found(cut(&document[at..], 60))
+    .with_found(crate::repair::quote_around(document, at))
 }
 
 fn tail(text: &str) -> String {
