@@ -1,6 +1,7 @@
 //! [`RawFile`]: the layout of `bridle.toml` — the engine's root keys and sections
 //! (`bridle_engine::config::RawConfig`) beside the gateway's `[server]`
-//! (`bridle_server::ServerSettings`) — and [`load`], the one way a command reads the
+//! (`bridle_server::ServerSettings`) and `[telemetry]` (`bridle_server::TelemetrySettings`, with
+//! the `OTEL_…` variables under it) — and [`load`], the one way a command reads the
 //! configuration: the file (when given), the `BRIDLE__SECTION__KEY` environment overlay
 //! (double underscores separate keys), `--data-dir` over both, then each crate's `load` on its
 //! part. `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL` are read by the engine's part.
@@ -12,7 +13,7 @@ use bridle_engine::config::{
 };
 use bridle_engine::policy::SafetyConfig;
 use bridle_engine::store::Commit;
-use bridle_server::ServerSettings;
+use bridle_server::{ServerSettings, TelemetrySettings};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -47,11 +48,13 @@ pub struct RawFile {
     safety: SafetyConfig,
     #[serde(default)]
     retention: RawRetention,
+    #[serde(default)]
+    telemetry: TelemetrySettings,
 }
 
 impl RawFile {
-    /// The engine's part and the gateway's.
-    fn into_sections(self) -> (RawConfig, ServerSettings) {
+    /// The engine's part, the gateway's and the traces'.
+    fn into_sections(self) -> (RawConfig, ServerSettings, TelemetrySettings) {
         let engine = RawConfig {
             data_dir: self.data_dir,
             store_url: self.store_url,
@@ -64,11 +67,15 @@ impl RawFile {
             safety: self.safety,
             retention: self.retention,
         };
-        (engine, self.server)
+        (engine, self.server, self.telemetry)
     }
 
-    /// The file made of the engine's part and the gateway's.
-    fn from_sections(engine: RawConfig, server: ServerSettings) -> Self {
+    /// The file made of the engine's part, the gateway's and the traces'.
+    fn from_sections(
+        engine: RawConfig,
+        server: ServerSettings,
+        telemetry: TelemetrySettings,
+    ) -> Self {
         let RawConfig {
             data_dir,
             store_url,
@@ -93,6 +100,7 @@ impl RawFile {
             server,
             safety,
             retention,
+            telemetry,
         }
     }
 }
@@ -115,6 +123,8 @@ pub struct Loaded {
     pub config: Config,
     /// `[server]`.
     pub server: ServerSettings,
+    /// `[telemetry]`, the `OTEL_…` variables filled in.
+    pub telemetry: TelemetrySettings,
 }
 
 /// Reads `file` (which must exist when given), the `BRIDLE__…` overlay and the process
@@ -136,26 +146,34 @@ pub fn load(file: Option<&Path>, overrides: &Overrides<'_>) -> Result<Loaded, Co
         figment = figment.merge(Serialized::default("data_dir", dir));
     }
     let raw: RawFile = config::extract(&figment)?;
-    let (engine, server) = raw.into_sections();
+    let (engine, server, telemetry) = raw.into_sections();
     let mut config = engine.load(&env)?;
     let mut server = server.load().map_err(|e| e.within("server"))?;
+    let telemetry = telemetry.load(&env).map_err(|e| e.within("telemetry"))?;
     config
         .contracts_dirs
         .extend(overrides.contracts.iter().cloned());
     if let Some(bind) = overrides.bind {
         server.bind = bind.to_owned();
     }
-    Ok(Loaded { config, server })
+    Ok(Loaded {
+        config,
+        server,
+        telemetry,
+    })
 }
 
 impl Loaded {
     /// The configuration as TOML: every key with its value, defaults filled in, secrets as
     /// `[REDACTED]`, keys in a fixed order (the root keys, then `[retry]`, `[providers.*]`,
-    /// `[models.*]`, `[server]`, `[safety]`, `[retention]`). Without secrets, reading it back
-    /// gives the same configuration.
+    /// `[models.*]`, `[server]`, `[safety]`, `[retention]`, `[telemetry]`). Without secrets,
+    /// reading it back gives the same configuration.
     pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
-        let file =
-            RawFile::from_sections(self.config.to_raw(), self.server.redacted(config::REDACTED));
+        let file = RawFile::from_sections(
+            self.config.to_raw(),
+            self.server.redacted(config::REDACTED),
+            self.telemetry.clone(),
+        );
         toml::to_string(&file)
     }
 

@@ -99,26 +99,33 @@ pub enum Outcome {
 /// Log filter when `RUST_LOG` is not set: warnings, and what Bridle itself reports.
 const DEFAULT_LOG: &str = "warn,bridle=info,bridle_engine=info,bridle_server=info,bridle_mock=info";
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Logs go to standard error (standard output carries the commands' results).
+/// Sets up the log, on standard error (standard output carries the commands' results), and
+/// beside it the export of traces when `telemetry` is on (its layer takes only the spans of
+/// target `otel`, which the log's filter never does).
+pub fn init_logs(telemetry: Option<&bridle_server::Telemetry>) {
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let log = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
+        .with_filter(filter);
+    tracing_subscriber::registry()
+        .with(log)
+        .with(telemetry.map(bridle_server::Telemetry::layer))
         .init();
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
     let result = match cli.command {
+        // The server sets up its log once it has read `[telemetry]`.
         Command::Serve(args) => cmd_serve::run(&cli.contracts, args),
-        Command::Check(args) => cmd_check::run(&cli.contracts, args),
-        Command::Repair(args) => cmd_repair::run(&cli.contracts, args),
-        Command::Prompt(args) => cmd_prompt::run(&cli.contracts, args),
-        Command::Contracts(args) => cmd_contracts::run(&cli.contracts, args),
-        Command::Eval(args) => cmd_eval::run(&cli.contracts, args),
-        Command::MockLlm(args) => cmd_mock::run(&cli.contracts, args),
-        Command::Keys(args) => cmd_keys::run(args),
-        Command::XmlQuery(args) => cmd_xml_query::run(&cli.contracts, args),
-        Command::Config(args) => cmd_config::run(&cli.contracts, args),
+        command => {
+            init_logs(None);
+            run(command, &cli.contracts)
+        }
     };
     match result {
         Ok(Outcome::Met) => ExitCode::SUCCESS,
@@ -127,5 +134,21 @@ fn main() -> ExitCode {
             eprintln!("bridle: error: {error:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Runs every command but `serve`.
+fn run(command: Command, contracts: &[PathBuf]) -> anyhow::Result<Outcome> {
+    match command {
+        Command::Serve(args) => cmd_serve::run(contracts, args),
+        Command::Check(args) => cmd_check::run(contracts, args),
+        Command::Repair(args) => cmd_repair::run(contracts, args),
+        Command::Prompt(args) => cmd_prompt::run(contracts, args),
+        Command::Contracts(args) => cmd_contracts::run(contracts, args),
+        Command::Eval(args) => cmd_eval::run(contracts, args),
+        Command::MockLlm(args) => cmd_mock::run(contracts, args),
+        Command::Keys(args) => cmd_keys::run(args),
+        Command::XmlQuery(args) => cmd_xml_query::run(contracts, args),
+        Command::Config(args) => cmd_config::run(contracts, args),
     }
 }

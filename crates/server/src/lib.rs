@@ -13,6 +13,7 @@ pub mod metrics;
 mod routes;
 pub mod serve;
 pub mod settings;
+pub mod telemetry;
 pub mod turns;
 pub mod web;
 
@@ -21,6 +22,7 @@ pub use error::ApiError;
 pub use keyring::KeyRing;
 pub use routes::app;
 pub use settings::ServerSettings;
+pub use telemetry::{Telemetry, TelemetrySettings};
 
 use bridle_engine::Engine;
 use std::sync::Arc;

@@ -57,7 +57,8 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
     let (sink, receiver) =
         EventSink::channel(Duration::from_millis(state.settings.partial_interval_ms));
     let engine = state.engine.clone();
-    tokio::spawn(async move {
+    // The turn's spans stay children of the request's, which ends with the response head.
+    tokio::spawn(tracing::Instrument::in_current_span(async move {
         let StreamedTurn {
             conversation_id,
             content,
@@ -89,7 +90,7 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
                 .await;
             }
         }
-    });
+    }));
     events_response(receiver, state.settings.sse_keep_alive_ms)
 }
 
