@@ -73,12 +73,67 @@ impl Injector for HeaderInjector<'_> {
 
 struct HeaderExtractor<'h>(&'h HeaderMap);
 
+/// Longest `tracestate` continued (W3C asks that at least 512 bytes be kept; a longer one is
+/// dropped, so a caller cannot make every upstream request carry kilobytes).
+const MAX_TRACESTATE_BYTES: usize = 512;
+
 impl Extractor for HeaderExtractor<'_> {
     fn get(&self, key: &str) -> Option<&str> {
-        self.0.get(key).and_then(|v| v.to_str().ok())
+        let value = self.0.get(key)?;
+        if key.eq_ignore_ascii_case("tracestate") && value.len() > MAX_TRACESTATE_BYTES {
+            return None;
+        }
+        value.to_str().ok()
     }
 
     fn keys(&self) -> Vec<&str> {
         self.0.keys().map(HeaderName::as_str).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(
+                *name,
+                HeaderValue::from_str(value).unwrap_or(HeaderValue::from_static("")),
+            );
+        }
+        map
+    }
+
+    #[test]
+    fn a_callers_traceparent_is_read_and_a_long_tracestate_dropped() {
+        opentelemetry::global::set_text_map_propagator(
+            opentelemetry_sdk::propagation::TraceContextPropagator::new(),
+        );
+        let parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let read = extract(&headers(&[
+            ("traceparent", parent),
+            ("tracestate", "a=1,b=2"),
+        ]));
+        let span = read.span();
+        let context = span.span_context();
+        assert!(context.is_valid());
+        assert_eq!(
+            context.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert_eq!(context.trace_state().header(), "a=1,b=2");
+        let long = format!("a={}", "x".repeat(MAX_TRACESTATE_BYTES));
+        let read = extract(&headers(&[("traceparent", parent), ("tracestate", &long)]));
+        assert!(read.span().span_context().is_valid());
+        assert_eq!(read.span().span_context().trace_state().header(), "");
+        let junk = extract(&headers(&[("traceparent", "00-zz-yy-01")]));
+        assert!(!junk.span().span_context().is_valid());
+        // Outside any recorded span there is no trace id, and nothing to send upstream.
+        assert_eq!(current_trace_id(), None);
+        let mut out = HeaderMap::new();
+        inject(&mut out);
+        assert!(out.get("traceparent").is_none());
     }
 }

@@ -229,6 +229,9 @@ impl Telemetry {
             .with_threads(false)
             .with_target(false)
             .with_tracked_inactivity(false)
+            // Nothing reads the OpenTelemetry context of the thread (the headers are written
+            // from the span's own): not switching it at every poll of a span's future.
+            .with_context_activation(false)
             .with_filter(Targets::new().with_target(SPAN_TARGET, LevelFilter::INFO))
     }
 
