@@ -90,7 +90,7 @@ pids+=("$GATEWAY_PID")
 GATEWAY="$(url_in "$WORK/gateway.log")"
 
 # Through Bridle: a question under the built-in contract, named by header.
-echo '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"I keep procrastinating, any tips?"}]}' >"$WORK/named.json"
+echo '{"model":"openai","messages":[{"role":"user","content":"I keep procrastinating, any tips?"}]}' >"$WORK/named.json"
 
 # CPU time (ms) of process PID so far.
 cpu_ms() {
