@@ -10,6 +10,9 @@
 #   BRIDLE=/tmp/bridle-old bench/gateway/run.sh   # a given binary (no build)
 #   COMMIT=after_reply OUT=bench/gateway/results-after-reply.md bench/gateway/run.sh
 #                                        # store_commit: answer, then commit (default before_reply)
+#   TELEMETRY=1 OUT=bench/gateway/results-telemetry.md bench/gateway/run.sh
+#                                        # traces on: OTLP/HTTP export to a local sink
+#                                        # (otlp_sink.py, on the load generator's cores)
 #
 # Writes bench/gateway/results.md (and prints it). Everything runs on this machine. With PIN=1
 # (the default on two or more cores) the gateway gets a core of its own (GATEWAY_CPUS, default
@@ -34,6 +37,7 @@ PIN="${PIN:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}"
 GATEWAY_CPUS="${GATEWAY_CPUS:-1}"
 LOAD_CPUS="${LOAD_CPUS:-0}"
 COMMIT="${COMMIT:-before_reply}"
+TELEMETRY="${TELEMETRY:-0}"
 WORK="$(mktemp -d)"
 KEY="bench-key-0123456789abcdef"
 pids=()
@@ -70,6 +74,13 @@ fi
 MOCK_PID=$!
 pids+=("$MOCK_PID")
 MOCK="$(url_in "$WORK/mock.log")"
+if [ "$TELEMETRY" = 1 ]; then
+    "${ON_LOAD[@]}" python3 "$ROOT/bench/gateway/otlp_sink.py" 2>"$WORK/sink.log" &
+    SINK_PID=$!
+    pids+=("$SINK_PID")
+    BRIDLE__TELEMETRY__OTLP_ENDPOINT="$(url_in "$WORK/sink.log")"
+    export BRIDLE__TELEMETRY__OTLP_ENDPOINT
+fi
 OPENAI_BASE_URL="$MOCK/v1" OPENAI_API_KEY="sk-bench" BRIDLE_USER_KEYS="bench:$KEY" \
     BRIDLE_ADMIN_KEY="bench-admin-key-0123456789" BRIDLE__SERVER__LIMITS__ENABLED=false \
     BRIDLE__STORE_COMMIT="$COMMIT" RUST_LOG=warn "${ON_GATEWAY[@]}" "$BRIDLE" serve --bind 127.0.0.1:0 --data-dir "$DATA" \
@@ -160,6 +171,12 @@ echo "max throughput" >&2
 read -r d_max _ _ _ _ _ < <(run "$direct" "$WORK/direct.json" max "$DURATION")
 read -r g_max g_max50 g_max99 g_maxok _ _ < <(run "$through" "$WORK/named.json" max "$DURATION" -H "x-bridle-contract: selfhelp-response")
 
+traces="off"
+if [ "$TELEMETRY" = 1 ]; then
+    kill -TERM "$SINK_PID" 2>/dev/null || true
+    wait "$SINK_PID" 2>/dev/null || true
+    traces="on, exported over OTLP/HTTP to a local sink on the load generator's cores ($(tail -1 "$WORK/sink.log"))"
+fi
 stored=$(curl -s -H "authorization: Bearer bench-admin-key-0123456789" "$GATEWAY/admin/v1/stats" |
     python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("turns", "?"))' 2>/dev/null || echo "?")
 
@@ -175,7 +192,7 @@ stored=$(curl -s -H "authorization: Bearer bench-admin-key-0123456789" "$GATEWAY
         echo "the load generator, \`bridle mock-llm\` and \`bridle serve\` share these cores (no pinning)."
     fi
     echo "Store: SQLite in \`$([ -n "${DATA_DIR:-}" ] && echo "$DATA_DIR" || echo "a temporary directory")\` ($(df -T "$(dirname "$DATA")" | awk 'NR==2{print $2}')),"
-    echo "\`store_commit = \"$COMMIT\"\`."
+    echo "\`store_commit = \"$COMMIT\"\`. Traces: $traces."
     echo
     echo "Direct: oha → mock-llm with the very body Bridle sends upstream for the same question (taken"
     echo "from a stored \`request_payload\`: the contract's instructions and the question), so the mock's"

@@ -4,6 +4,7 @@
 use crate::Outcome;
 use crate::config_file::{self, Overrides};
 use anyhow::{Context as _, Result};
+use bridle_server::Telemetry;
 use bridle_server::serve::{KeyEnv, serve};
 use clap::Args;
 use std::path::PathBuf;
@@ -28,18 +29,43 @@ pub fn run(dirs: &[PathBuf], args: ServeArgs) -> Result<Outcome> {
         contracts: dirs,
         bind: args.bind.as_deref(),
     };
-    let loaded = config_file::load(args.config.as_deref(), &overrides).context("configuration")?;
-    crate::logging::apply(&loaded.log);
+    let loaded = config_file::load(args.config.as_deref(), &overrides);
+    let loaded = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            crate::logging::init(None);
+            return Err(error).context("configuration");
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(serve(
+    // Within the runtime: a gRPC exporter's connection runs on it.
+    let telemetry = {
+        let _entered = runtime.enter();
+        Telemetry::start(&loaded.telemetry)
+    };
+    let telemetry = match telemetry {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            crate::logging::init(None);
+            return Err(error.into());
+        }
+    };
+    crate::logging::init(telemetry.as_ref());
+    crate::logging::apply(&loaded.log);
+    let served = runtime.block_on(serve(
         loaded.config,
         loaded.server,
         loaded.telemetry,
         KeyEnv::from_process(),
         crate::logging::say,
-    ))?;
+    ));
+    // The spans still queued are exported before the process ends (the runtime still runs).
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown();
+    }
+    served?;
     Ok(Outcome::Met)
 }

@@ -1,6 +1,7 @@
 //! [`RawFile`]: the layout of `bridle.toml` — the engine's root keys and sections
 //! (`bridle_engine::config::RawConfig`) beside the gateway's `[server]`
-//! (`bridle_server::ServerSettings`) — and [`load`], the one way a command reads the
+//! (`bridle_server::ServerSettings`) and `[telemetry]` (`bridle_server::TelemetrySettings`, with
+//! the `OTEL_…` variables under it) — and [`load`], the one way a command reads the
 //! configuration: the file (when given), the `BRIDLE__SECTION__KEY` environment overlay
 //! (double underscores separate keys), `--data-dir` over both, then each crate's `load` on its
 //! part. `OPENAI_BASE_URL`, `OPENAI_API_KEY` and `OPENAI_MODEL` are read by the engine's part.
@@ -59,8 +60,8 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 }
 
 impl RawFile {
-    /// The engine's part and the gateway's; `[telemetry]` and `[log]` are taken first.
-    fn into_sections(self) -> (RawConfig, ServerSettings) {
+    /// The engine's part, the gateway's and the traces' (`[log]` is taken first).
+    fn into_sections(self) -> (RawConfig, ServerSettings, TelemetrySettings) {
         let engine = RawConfig {
             data_dir: self.data_dir,
             store_url: self.store_url,
@@ -73,7 +74,7 @@ impl RawFile {
             safety: self.safety,
             retention: self.retention,
         };
-        (engine, self.server)
+        (engine, self.server, self.telemetry)
     }
 
     /// The file made of the engine's part and the gateway's, `[telemetry]` and `[log]`.
@@ -156,13 +157,11 @@ pub fn load(file: Option<&Path>, overrides: &Overrides<'_>) -> Result<Loaded, Co
         figment = figment.merge(Serialized::default("data_dir", dir));
     }
     let mut raw: RawFile = config::extract(&figment)?;
-    let telemetry = std::mem::take(&mut raw.telemetry)
-        .load()
-        .map_err(|e| e.within("telemetry"))?;
     let log = std::mem::take(&mut raw.log);
-    let (engine, server) = raw.into_sections();
+    let (engine, server, telemetry) = raw.into_sections();
     let mut config = engine.load(&env)?;
     let mut server = server.load().map_err(|e| e.within("server"))?;
+    let telemetry = telemetry.load(&env).map_err(|e| e.within("telemetry"))?;
     config
         .contracts_dirs
         .extend(overrides.contracts.iter().cloned());
@@ -180,8 +179,8 @@ pub fn load(file: Option<&Path>, overrides: &Overrides<'_>) -> Result<Loaded, Co
 impl Loaded {
     /// The configuration as TOML: every key with its value, defaults filled in, secrets as
     /// `[REDACTED]`, keys in a fixed order (the root keys, then `[retry]`, `[providers.*]`,
-    /// `[models.*]`, `[server]`, `[safety]`, `[retention]`). Without secrets, reading it back
-    /// gives the same configuration.
+    /// `[models.*]`, `[server]`, `[safety]`, `[retention]`, `[telemetry]`). Without secrets,
+    /// reading it back gives the same configuration.
     pub fn to_toml(&self) -> Result<String, toml::ser::Error> {
         let file = RawFile::from_sections(
             self.config.to_raw(),

@@ -55,8 +55,10 @@ const DEFAULT_LOG: &str = "warn,bridle=info,bridle_engine=info,bridle_server=inf
 /// the configuration's overlay, so it also wins over `[log] format`).
 const FORMAT_ENV: &str = "BRIDLE__LOG__FORMAT";
 
-type Filtered = tracing_subscriber::layer::Layered<EnvFilter, Registry>;
-type Inner = tracing_subscriber::layer::Layered<RequestFields, Filtered>;
+type Inner = tracing_subscriber::layer::Layered<
+    tracing_subscriber::filter::Filtered<RequestFields, EnvFilter, Registry>,
+    Registry,
+>;
 type Output = Box<dyn Layer<Inner> + Send + Sync>;
 
 /// The installed output layer's handle, for [`apply`].
@@ -65,19 +67,25 @@ static OUTPUT: OnceLock<reload::Handle<Output, Inner>> = OnceLock::new();
 /// Whether lines are written as JSON now.
 static JSON: AtomicBool = AtomicBool::new(false);
 
+/// The log's filter: `RUST_LOG`, or the default one.
+fn filter() -> EnvFilter {
+    EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG))
+}
+
 /// Installs the subscriber: `RUST_LOG` (or the default filter), the format of
-/// `BRIDLE__LOG__FORMAT` or the default one, to standard error.
-pub fn init() {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_LOG));
+/// `BRIDLE__LOG__FORMAT` or the default one, to standard error; and beside it the export of
+/// traces when `telemetry` is on. The filters are per layer: the log's never takes the spans of
+/// target `otel`, the traces' takes only those.
+pub fn init(telemetry: Option<&bridle_server::Telemetry>) {
     let format = std::env::var(FORMAT_ENV)
         .ok()
         .and_then(|text| parse_format(&text))
         .unwrap_or_else(default_format);
     let (output, handle) = reload::Layer::new(output(format));
     let installed = tracing_subscriber::registry()
-        .with(filter)
-        .with(RequestFields)
-        .with(output)
+        .with(RequestFields.with_filter(filter()))
+        .with(output.with_filter(filter()))
+        .with(telemetry.map(bridle_server::Telemetry::layer))
         .try_init();
     if installed.is_ok() {
         JSON.store(format == LogFormat::Json, Ordering::Relaxed);

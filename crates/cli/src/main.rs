@@ -99,19 +99,14 @@ pub enum Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Logs go to standard error (standard output carries the commands' results).
-    logging::init();
     let result = match cli.command {
+        // The server sets up its log once it has read `[telemetry]`.
         Command::Serve(args) => cmd_serve::run(&cli.contracts, args),
-        Command::Check(args) => cmd_check::run(&cli.contracts, args),
-        Command::Repair(args) => cmd_repair::run(&cli.contracts, args),
-        Command::Prompt(args) => cmd_prompt::run(&cli.contracts, args),
-        Command::Contracts(args) => cmd_contracts::run(&cli.contracts, args),
-        Command::Eval(args) => cmd_eval::run(&cli.contracts, args),
-        Command::MockLlm(args) => cmd_mock::run(&cli.contracts, args),
-        Command::Keys(args) => cmd_keys::run(args),
-        Command::XmlQuery(args) => cmd_xml_query::run(&cli.contracts, args),
-        Command::Config(args) => cmd_config::run(&cli.contracts, args),
+        command => {
+            // Logs go to standard error (standard output carries the commands' results).
+            logging::init(None);
+            run(command, &cli.contracts)
+        }
     };
     match result {
         Ok(Outcome::Met) => ExitCode::SUCCESS,
@@ -120,5 +115,21 @@ fn main() -> ExitCode {
             eprintln!("bridle: error: {error:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Runs every command but `serve`.
+fn run(command: Command, contracts: &[PathBuf]) -> anyhow::Result<Outcome> {
+    match command {
+        Command::Serve(args) => cmd_serve::run(contracts, args),
+        Command::Check(args) => cmd_check::run(contracts, args),
+        Command::Repair(args) => cmd_repair::run(contracts, args),
+        Command::Prompt(args) => cmd_prompt::run(contracts, args),
+        Command::Contracts(args) => cmd_contracts::run(contracts, args),
+        Command::Eval(args) => cmd_eval::run(contracts, args),
+        Command::MockLlm(args) => cmd_mock::run(contracts, args),
+        Command::Keys(args) => cmd_keys::run(args),
+        Command::XmlQuery(args) => cmd_xml_query::run(contracts, args),
+        Command::Config(args) => cmd_config::run(contracts, args),
     }
 }

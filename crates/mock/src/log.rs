@@ -83,6 +83,10 @@ pub struct LoggedRequest {
     pub body: Value,
     /// What was answered.
     pub answer: Answer,
+    /// The W3C `traceparent` header the request carried (a gateway continuing a trace), when
+    /// it had one of at most 256 bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// The shared, bounded request log.
@@ -152,6 +156,7 @@ mod tests {
                 path: format!("/{i}"),
                 body: Value::Null,
                 answer: Answer::refused(400),
+                traceparent: None,
             });
         }
         let all = log.all();
@@ -169,6 +174,7 @@ mod tests {
             path: path.into(),
             body: Value::Null,
             answer: Answer::refused(200),
+            traceparent: None,
         };
         let end = StreamEnd {
             frames_sent: 2,

@@ -352,6 +352,7 @@ fn refuse_with(
         path: path.to_owned(),
         body: serde_json::from_slice(body).unwrap_or_else(|_| logged_text(body)),
         answer: Answer::refused(status),
+        traceparent: None,
     });
     api.error(status, message)
 }
@@ -371,12 +372,18 @@ async fn complete(
         Ok(value) => value.clone(),
         Err(_) => logged_text(raw),
     };
+    let traceparent = headers
+        .get("traceparent")
+        .filter(|v| v.len() <= 256)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let log = |answer: Answer| {
         shared.log.push(LoggedRequest {
             method: "POST".into(),
             path: path.into(),
             body: logged_body.clone(),
             answer,
+            traceparent: traceparent.clone(),
         })
     };
     if !authorised(shared.model.config().require_api_key.as_deref(), headers) {
@@ -487,6 +494,7 @@ async fn models(
             path: uri.path().to_owned(),
             body: Value::Null,
             answer: Answer::refused(status),
+            traceparent: None,
         });
     };
     if !authorised(shared.model.config().require_api_key.as_deref(), &headers) {
@@ -532,6 +540,7 @@ async fn not_found(
         path: uri.path().to_owned(),
         body: serde_json::from_slice(&body).unwrap_or_else(|_| logged_text(&body)),
         answer: Answer::refused(404),
+        traceparent: None,
     });
     Api::OpenAi.error(404, &format!("Invalid URL ({method} {})", uri.path()))
 }

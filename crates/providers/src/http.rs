@@ -291,24 +291,63 @@ pub enum Deadline {
 
 /// Sends a prepared request with the provider's timeout; a non-success status becomes a
 /// [`ProviderError::Status`] with the message `message` reads from its body.
+///
+/// The request is made in a client span of its own (`POST`, with the endpoint's host, port and
+/// path, never its query), whose `traceparent` it carries to the provider
+/// ([`crate::trace_context::inject`]).
 pub async fn send(
     builder: reqwest::RequestBuilder,
     timeout: Duration,
     deadline: Deadline,
     message: ErrorMessage,
 ) -> Result<reqwest::Response, ProviderError> {
-    let response = match deadline {
-        Deadline::Whole => builder.timeout(timeout).send().await,
-        Deadline::Headers => tokio::time::timeout(timeout, builder.send())
-            .await
-            .map_err(|_| ProviderError::Timeout(timeout))?,
+    let builder = match deadline {
+        Deadline::Whole => builder.timeout(timeout),
+        Deadline::Headers => builder,
+    };
+    let (client, request) = builder.build_split();
+    let mut request = request.map_err(|e| send_error(&e, timeout))?;
+    let span = client_span(&request);
+    let exchange = async {
+        crate::trace_context::inject(request.headers_mut());
+        let response = match deadline {
+            Deadline::Whole => client.execute(request).await,
+            Deadline::Headers => tokio::time::timeout(timeout, client.execute(request))
+                .await
+                .map_err(|_| ProviderError::Timeout(timeout))?,
+        }
+        .map_err(|e| send_error(&e, timeout))?;
+        let status = i64::from(response.status().as_u16());
+        tracing::Span::current().record("http.response.status_code", status);
+        if response.status().is_success() {
+            Ok(response)
+        } else {
+            Err(status_error(response, message).await)
+        }
+    };
+    let result = tracing::Instrument::instrument(exchange, span.clone()).await;
+    if let Err(error) = &result {
+        span.record("error.type", error.kind());
+        span.record("otel.status_code", "ERROR");
     }
-    .map_err(|e| send_error(&e, timeout))?;
-    if response.status().is_success() {
-        Ok(response)
-    } else {
-        Err(status_error(response, message).await)
-    }
+    result
+}
+
+/// The client span of one upstream request (OpenTelemetry's HTTP client conventions).
+fn client_span(request: &reqwest::Request) -> tracing::Span {
+    let url = request.url();
+    tracing::info_span!(
+        target: crate::trace_context::SPAN_TARGET,
+        "POST",
+        otel.kind = "client",
+        otel.status_code = tracing::field::Empty,
+        http.request.method = request.method().as_str(),
+        server.address = url.host_str().unwrap_or(""),
+        server.port = i64::from(url.port_or_known_default().unwrap_or(0)),
+        url.path = url.path(),
+        http.response.status_code = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    )
 }
 
 /// Reads a successful JSON response body — as it came: it is stored as the attempt's raw

@@ -12,6 +12,7 @@ pub mod gemini;
 pub mod http;
 pub mod mock;
 pub mod openai;
+pub mod trace_context;
 mod utf8;
 
 pub use anthropic::Anthropic;

@@ -14,6 +14,7 @@ pub mod request_id;
 mod routes;
 pub mod serve;
 pub mod settings;
+pub mod telemetry;
 pub mod turns;
 pub mod web;
 
@@ -21,7 +22,8 @@ pub use auth::{Caller, Keys, Role};
 pub use error::ApiError;
 pub use keyring::KeyRing;
 pub use routes::app;
-pub use settings::{ServerSettings, TelemetrySettings};
+pub use settings::ServerSettings;
+pub use telemetry::{Telemetry, TelemetrySettings};
 
 use bridle_engine::Engine;
 use std::sync::Arc;

@@ -63,6 +63,8 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             metrics::track,
         ))
+        // The request's span (traces, when `[telemetry]` is on), around everything above.
+        .route_layer(axum::middleware::from_fn(crate::telemetry::request_span))
         .layer(DefaultBodyLimit::max(body_limit))
         // The whole body within `body_timeout_ms` (408), at most `max_body_bytes` (413).
         .layer(axum::middleware::from_fn_with_state(

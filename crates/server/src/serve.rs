@@ -58,7 +58,7 @@ impl KeyEnv {
 pub async fn serve(
     config: Config,
     settings: ServerSettings,
-    telemetry: crate::settings::TelemetrySettings,
+    telemetry: crate::TelemetrySettings,
     env: KeyEnv,
     say: fn(&str),
 ) -> Result<(), ServeError> {

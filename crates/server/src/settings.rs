@@ -9,7 +9,6 @@ use bridle_core::ConfigError;
 use serde::{Deserialize, Serialize};
 
 pub mod telemetry;
-pub use telemetry::TelemetrySettings;
 
 /// Longest user message accepted, in characters, unless configured.
 pub const DEFAULT_MAX_MESSAGE_CHARS: usize = 10_000;

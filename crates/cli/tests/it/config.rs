@@ -108,6 +108,11 @@ to = ["oncall@example.org"]
 payload_days = 30
 
 [telemetry]
+otlp_endpoint = "http://127.0.0.1:4318"
+protocol = "grpc"
+service_name = "bridle-eu"
+sample_ratio = 0.25
+capture_content = true
 trace_url_template = "https://jaeger.example/trace/{{trace_id}}"
 
 [log]
@@ -207,6 +212,12 @@ fn check_names_the_key_path_of_each_mistake_and_exits_2() {
         ),
         ("[server.limits]\nrpm = 5", "server.limits.rpm"),
         ("[retention]\npayload_days = 0", "retention.payload_days"),
+        ("[telemetry]\nsample_ratio = 2.0", "telemetry.sample_ratio"),
+        (
+            "[telemetry]\notlp_endpoint = \"ftp://collector\"",
+            "telemetry.otlp_endpoint",
+        ),
+        ("[telemetry]\nprotocol = \"udp\"", "telemetry.protocol"),
         (
             "[providers.mock]\nkind = \"mock\"\nfault_rate = 1.5",
             "providers.mock.fault_rate",

@@ -24,6 +24,7 @@ mod schema_warnings;
 mod serve;
 mod shutdown;
 mod store_faults;
+mod telemetry;
 mod upstream_faults;
 
 use assert_cmd::Command;

@@ -67,8 +67,27 @@ impl Notifier {
         })
     }
 
-    /// Sends `notification` on every configured channel at once.
+    /// Sends `notification` on every configured channel at once, in a span of its own
+    /// (`bridle.safety.notify`: the channels tried, whether one delivered).
     pub async fn send(&self, notification: &Notification<'_>) -> Delivery {
+        let span = tracing::info_span!(
+            target: crate::providers::trace_context::SPAN_TARGET,
+            "bridle.safety.notify",
+            bridle.notify.webhook = self.webhook.is_some(),
+            bridle.notify.email = self.email.is_some(),
+            bridle.notify.delivered = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+        );
+        let delivery =
+            tracing::Instrument::instrument(self.send_all(notification), span.clone()).await;
+        span.record("bridle.notify.delivered", delivery.delivered);
+        if !delivery.delivered {
+            span.record("otel.status_code", "ERROR");
+        }
+        delivery
+    }
+
+    async fn send_all(&self, notification: &Notification<'_>) -> Delivery {
         if self.webhook.is_none() && self.email.is_none() {
             return Delivery {
                 delivered: false,

@@ -34,6 +34,7 @@ mod checks;
 mod prompt;
 mod records;
 mod router;
+mod spans;
 
 use crate::config::RetryPolicy;
 use crate::engine::Model;
@@ -50,6 +51,7 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use tracing::Instrument as _;
 
 /// Most earlier messages sent as history (the newest ones).
 pub const MAX_HISTORY_MESSAGES: usize = 50;
@@ -169,7 +171,8 @@ pub enum TurnError {
 pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
     let metrics = input.metrics;
     let label = metrics.contract_label(input.contract);
-    let result = attempts(&input, &label).await;
+    let span = spans::turn(input.contract, input.model);
+    let result = attempts(&input, &label).instrument(span.clone()).await;
     let (outcome, attempts) = match &result {
         Ok(outcome) if outcome.fallback => ("fallback", Some(outcome.attempts)),
         Ok(outcome) => ("valid", Some(outcome.attempts)),
@@ -179,6 +182,7 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
         Err(TurnError::Store(_)) => ("store_error", None),
     };
     metrics.turn(&label, outcome, attempts);
+    spans::turn_ended(&span, outcome, attempts);
     result
 }
 
@@ -287,6 +291,7 @@ impl<'i, 'a> Turn<'i, 'a> {
             .clone()
             .with(bridle_core::text::TURN_KEY, turn_id.as_str());
         let tools = input.contract.tools(&context);
+        tracing::Span::current().record("bridle.turn.id", turn_id.as_str());
         Ok(Self {
             input,
             label,
@@ -314,13 +319,20 @@ impl<'i, 'a> Turn<'i, 'a> {
             .saturating_add(self.aborted_tokens)
     }
 
-    /// Runs attempt `attempt` on the router's model and stores it.
+    /// Runs attempt `attempt` on the router's model and stores it, in the attempt's span.
     async fn attempt(&mut self, attempt: u32) -> Result<Next, TurnError> {
+        let model = self.router.current();
+        let span = spans::attempt(attempt, model);
+        self.run_attempt(attempt).instrument(span).await
+    }
+
+    async fn run_attempt(&mut self, attempt: u32) -> Result<Next, TurnError> {
         let input = self.input;
         let model = self.router.current();
         let moved = self.router.take_move();
         if let Some(moved) = &moved {
             self.moved(moved);
+            spans::routed(moved.route.as_str());
         }
         let target = Target {
             turn_id: &self.turn_id,
@@ -335,6 +347,7 @@ impl<'i, 'a> Turn<'i, 'a> {
             &self.base,
             self.correction.as_ref(),
         );
+        spans::sending(&request.messages);
         // Built once: the body sent is exactly the body stored.
         let payload = model.provider.payload(&request, input.events.is_some());
         let started = Instant::now();
@@ -347,6 +360,7 @@ impl<'i, 'a> Turn<'i, 'a> {
                     route: target.route.map(|r| r.as_str()),
                 };
                 if !sink.send(started_event).await {
+                    spans::interrupted("cancelled", &[]);
                     let payload = payload.into_value();
                     return Err(cancelled(input, &mut self.opening, target, payload, None).await);
                 }
@@ -363,6 +377,7 @@ impl<'i, 'a> Turn<'i, 'a> {
                     Streamed::Complete(completion, check) => Ok((completion, Some(check))),
                     Streamed::Failed(error) => Err(error),
                     Streamed::Cancelled(check) => {
+                        spans::interrupted("cancelled", &[]);
                         let payload = payload.into_value();
                         let check = Some(*check);
                         return Err(
@@ -415,6 +430,7 @@ impl<'i, 'a> Turn<'i, 'a> {
                 violations: &violations,
             },
         );
+        spans::interrupted("aborted", &violations);
         let checked = Checked {
             value: None,
             violations,
@@ -461,6 +477,7 @@ impl<'i, 'a> Turn<'i, 'a> {
                 repairs: Vec::new(),
             }
         };
+        spans::answered(&completion, &checked);
         fill_completion(&mut record, &mut completion, &checked);
         input.metrics.attempt(
             label,
@@ -530,6 +547,7 @@ impl<'i, 'a> Turn<'i, 'a> {
             None,
             AttemptOutcome::ProviderError(&error),
         );
+        spans::failed(&error);
         record.content = error.to_string();
         record.error = Some(format!("{}: {error}", error.kind()));
         self.opening.record(input.store, &mut record).await?;

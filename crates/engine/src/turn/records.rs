@@ -40,14 +40,27 @@ impl Opening {
         record: &mut NewMessage,
     ) -> Result<i64, StoreError> {
         crate::bounded::bound(record, self.max_bytes);
-        match self.pending.take() {
-            Some(opening) => {
-                let (first, id) = store.record_after(opening, record).await?;
-                self.id = first;
-                Ok(id)
+        let what = if record.is_fallback {
+            "fallback"
+        } else {
+            "attempt"
+        };
+        let span = super::spans::store_write(what);
+        let write = async {
+            match self.pending.take() {
+                Some(opening) => {
+                    let (first, id) = store.record_after(opening, record).await?;
+                    self.id = first;
+                    Ok(id)
+                }
+                None => store.record_message(record).await,
             }
-            None => store.record_message(record).await,
+        };
+        let result = tracing::Instrument::instrument(write, span.clone()).await;
+        if result.is_err() {
+            span.record("otel.status_code", "ERROR");
         }
+        result
     }
 
     /// The user message's id, once stored.

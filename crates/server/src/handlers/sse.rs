@@ -57,9 +57,10 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
     let (sink, receiver) =
         EventSink::channel(Duration::from_millis(state.settings.partial_interval_ms));
     let engine = state.engine.clone();
-    // The turn's task is still part of the request: its log lines and errors carry its ids.
+    // The turn's task is still part of the request: its log lines and errors carry its ids,
+    // and its spans stay children of the request's, which ends with the response head.
     let ids = crate::request_id::current().unwrap_or_default();
-    tokio::spawn(crate::request_id::within(ids.clone(), async move {
+    tokio::spawn(tracing::Instrument::in_current_span(crate::request_id::within(ids.clone(), async move {
         let StreamedTurn {
             conversation_id,
             content,
@@ -93,7 +94,7 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
                 .await;
             }
         }
-    }));
+    })));
     events_response(receiver, state.settings.sse_keep_alive_ms)
 }
 
