@@ -77,7 +77,12 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
 }
 
 /// The `xml` kind: the same steps with the XML reader as the parse step.
-fn check_xml(contract: &Contract, xml: &crate::contract::XmlSpec, raw: &str, context: &Context) -> Checked {
+fn check_xml(
+    contract: &Contract,
+    xml: &crate::contract::XmlSpec,
+    raw: &str,
+    context: &Context,
+) -> Checked {
     if let Some(rejected) = precheck(contract, raw) {
         return rejected;
     }

@@ -39,7 +39,13 @@ pub(crate) fn instrument(expr: IdedExpr) -> IdedExpr {
             );
             // `size` and indexing take constant time whatever their operand's size.
             let constant = matches!(call.func_name.as_str(), "size" | operators::INDEX);
-            let pay = |e: IdedExpr| if constant { instrument(e) } else { wrap(e, deep) };
+            let pay = |e: IdedExpr| {
+                if constant {
+                    instrument(e)
+                } else {
+                    wrap(e, deep)
+                }
+            };
             call.args = call.args.into_iter().map(pay).collect();
             call.target = call.target.map(|t| Box::new(pay(*t)));
             Expr::Call(call)
@@ -61,7 +67,16 @@ pub(crate) fn instrument(expr: IdedExpr) -> IdedExpr {
         }
         Expr::Select(mut select) => {
             select.operand = Box::new(instrument(*select.operand));
-            Expr::Select(select)
+            // A member read pays for what it yields: reading a value out of a variable may
+            // convert it.
+            if select.test {
+                Expr::Select(select)
+            } else {
+                return wrap_select(IdedExpr {
+                    id,
+                    expr: Expr::Select(select),
+                });
+            }
         }
         Expr::List(mut list) => {
             list.elements = list.elements.into_iter().map(instrument).collect();
@@ -81,10 +96,23 @@ pub(crate) fn instrument(expr: IdedExpr) -> IdedExpr {
     IdedExpr { id, expr }
 }
 
+fn wrap_select(select: IdedExpr) -> IdedExpr {
+    IdedExpr {
+        id: select.id,
+        expr: Expr::Call(CallExpr {
+            func_name: FUEL.to_owned(),
+            target: None,
+            args: vec![select],
+        }),
+    }
+}
+
 fn wrap(expr: IdedExpr, deep: bool) -> IdedExpr {
     match expr.expr {
         Expr::Literal(_) => expr,
         Expr::Ident(_) if !deep => expr,
+        // Already paid for as it is read (see `instrument`), unless it must be paid deep.
+        Expr::Select(ref s) if !deep && !s.test => instrument(expr),
         Expr::List(_) => instrument(expr),
         _ => IdedExpr {
             id: expr.id,

@@ -163,10 +163,7 @@ impl ExprRule {
                 "the expression has {nodes} parts; at most {MAX_NODES} are allowed"
             )));
         }
-        let message = message
-            .map(Template::parse)
-            .transpose()
-            .map_err(&fail)?;
+        let message = message.map(Template::parse).transpose().map_err(&fail)?;
         Ok(Self {
             name: name.to_owned(),
             path,
@@ -342,24 +339,29 @@ fn add_sum(context: &mut cel::Context<'_, '_>) {
     // `sum` is not a standard overload: adding cannot fail.
     let _ = context.add_function(
         "sum",
-        |ftx: &cel::FunctionContext, cel::extractors::This(list): cel::extractors::This<Arc<Vec<Cel>>>| -> Result<Cel, ExecutionError> {
+        |ftx: &cel::FunctionContext,
+         cel::extractors::This(list): cel::extractors::This<Arc<Vec<Cel>>>|
+         -> Result<Cel, ExecutionError> {
             let mut int: i64 = 0;
             let mut float: Option<f64> = None;
             for item in list.iter() {
                 match item {
                     Cel::Int(i) => {
-                        int = int.checked_add(*i).ok_or_else(|| ftx.error("the sum overflows"))?;
+                        int = int
+                            .checked_add(*i)
+                            .ok_or_else(|| ftx.error("the sum overflows"))?;
                     }
                     Cel::UInt(u) => {
                         let i = i64::try_from(*u).map_err(|_| ftx.error("the sum overflows"))?;
-                        int = int.checked_add(i).ok_or_else(|| ftx.error("the sum overflows"))?;
+                        int = int
+                            .checked_add(i)
+                            .ok_or_else(|| ftx.error("the sum overflows"))?;
                     }
                     Cel::Float(f) => *float.get_or_insert(0.0) += f,
                     other => {
-                        return Err(ftx.error(format!(
-                            "sum() needs numbers, found {}",
-                            type_name(other)
-                        )));
+                        return Err(
+                            ftx.error(format!("sum() needs numbers, found {}", type_name(other)))
+                        );
                     }
                 }
             }
@@ -394,24 +396,19 @@ fn explain(error: &ExecutionError) -> String {
         ExecutionError::UnexpectedType { got, want } => {
             format!("found a {got} where a {want} is needed")
         }
-        ExecutionError::ValuesNotComparable(a, b) => format!(
-            "{} and {} cannot be compared",
-            type_name(a),
-            type_name(b)
-        ),
+        ExecutionError::ValuesNotComparable(a, b) => {
+            format!("{} and {} cannot be compared", type_name(a), type_name(b))
+        }
         ExecutionError::UndeclaredReference(name) => {
             format!("\"{}\" is not defined", crate::schema::cut(name, 60))
         }
-        ExecutionError::NoSuchOverload(_)
-        | ExecutionError::UnsupportedBinaryOperator(..) => {
+        ExecutionError::NoSuchOverload(_) | ExecutionError::UnsupportedBinaryOperator(..) => {
             "an operator or function was given values of the wrong type".into()
         }
         ExecutionError::DivisionByZero(_) | ExecutionError::RemainderByZero(_) => {
             "division by zero".into()
         }
-        ExecutionError::UnsupportedIndex(..) => {
-            "an index that does not fit the list".into()
-        }
+        ExecutionError::UnsupportedIndex(..) => "an index that does not fit the list".into(),
         ExecutionError::FunctionError { message, .. } => crate::schema::cut(message, 80),
         _ => "the expression cannot be evaluated on this value".into(),
     }
@@ -486,8 +483,19 @@ fn tree_depth(node: &IdedExpr, at: usize) -> usize {
     }
     let deeper = |n: &IdedExpr| tree_depth(n, at + 1);
     let children: Vec<&IdedExpr> = match &node.expr {
-        Expr::Call(call) => call.target.iter().map(|t| &**t).chain(call.args.iter()).collect(),
-        Expr::Comprehension(c) => vec![&c.iter_range, &c.accu_init, &c.loop_cond, &c.loop_step, &c.result],
+        Expr::Call(call) => call
+            .target
+            .iter()
+            .map(|t| &**t)
+            .chain(call.args.iter())
+            .collect(),
+        Expr::Comprehension(c) => vec![
+            &c.iter_range,
+            &c.accu_init,
+            &c.loop_cond,
+            &c.loop_step,
+            &c.result,
+        ],
         Expr::Select(select) => vec![&*select.operand],
         Expr::List(list) => list.elements.iter().collect(),
         Expr::Map(map) => map

@@ -72,14 +72,11 @@ impl Template {
             match piece {
                 Piece::Text(text) => out.push_str(text),
                 Piece::Value(var, path) => {
-                    let found = path
-                        .iter()
-                        .try_fold(lookup(var), |at, key| step(at?, key));
+                    let found = path.iter().try_fold(lookup(var), |at, key| step(at?, key));
                     match found.flatten() {
-                        Some(value) => out.push_str(&crate::schema::cut(
-                            &value.to_string(),
-                            VALUE_CHARS,
-                        )),
+                        Some(value) => {
+                            out.push_str(&crate::schema::cut(&value.to_string(), VALUE_CHARS))
+                        }
                         None => out.push_str("absent"),
                     }
                 }
@@ -127,7 +124,10 @@ fn placeholder(inner: &str) -> Result<Piece, String> {
     }
     let path: Vec<String> = parts.map(str::to_owned).collect();
     if path.iter().any(|key| {
-        key.is_empty() || !key.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+        key.is_empty()
+            || !key
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
     }) {
         return Err(format!(
             "message placeholder {{{inner}}} must be a variable and member names or indexes joined by '.'"
@@ -143,8 +143,8 @@ mod tests {
 
     #[test]
     fn placeholders_are_replaced_by_the_values_found() {
-        let t = Template::parse("end {this.end} before start {this.start}; {this.x} {{ok}}")
-            .unwrap();
+        let t =
+            Template::parse("end {this.end} before start {this.start}; {this.x} {{ok}}").unwrap();
         let this = json!({"end": "2024-01-01", "start": "2024-02-01"});
         let got = t.render(|var| (var == "this").then_some(&this));
         assert_eq!(

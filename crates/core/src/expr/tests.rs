@@ -40,7 +40,11 @@ fn numbers_compare_across_int_and_double_and_sum_keeps_the_kind() {
         "this.l.sum() == 3",
     ] {
         let rule = ExprRule::compile("n", "", case, None).unwrap();
-        let got = run(&rule, &json!({"a": 2, "b": 2.0, "l": [1, 2]}), &Context::new());
+        let got = run(
+            &rule,
+            &json!({"a": 2, "b": 2.0, "l": [1, 2]}),
+            &Context::new(),
+        );
         assert!(got.is_empty(), "{case}: {got:?}");
     }
     let rule = ExprRule::compile("n", "", "['a'].sum() == 0", None).unwrap();
@@ -51,14 +55,20 @@ fn numbers_compare_across_int_and_double_and_sum_keeps_the_kind() {
 #[test]
 fn compile_errors_name_the_rule_and_the_place() {
     let err = ExprRule::compile("r", "", "this.a >", None).unwrap_err();
-    assert!(err.starts_with("expr rule \"r\": the expression does not parse at line 1, column"), "{err}");
+    assert!(
+        err.starts_with("expr rule \"r\": the expression does not parse at line 1, column"),
+        "{err}"
+    );
     let err = ExprRule::compile("r", "", "this.a > 1 &&\n  thing.b", None).unwrap_err();
     assert_eq!(
         err,
         "expr rule \"r\": unknown name \"thing\" (use this, reply or context) at line 2, column 3"
     );
     let err = ExprRule::compile("r", "", "exec(this)", None).unwrap_err();
-    assert!(err.contains("unknown function \"exec\" at line 1, column"), "{err}");
+    assert!(
+        err.contains("unknown function \"exec\" at line 1, column"),
+        "{err}"
+    );
     let err = ExprRule::compile("r", "", &"1 + ".repeat(300), None).unwrap_err();
     assert!(err.contains("longer than 1000 characters"), "{err}");
     for n in [9, 40, 400] {
@@ -89,19 +99,28 @@ fn macro_variables_are_known_inside_their_macro_only() {
 
 #[test]
 fn runtime_errors_and_non_booleans_are_violations_with_the_rule_name() {
-    let rule = ExprRule::compile("end-after-start", "/b/*", "this.end > this.start", None)
-        .unwrap();
+    let rule = ExprRule::compile("end-after-start", "/b/*", "this.end > this.start", None).unwrap();
     let got = run(&rule, &json!({"b": [{"start": "a"}]}), &Context::new());
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].path, "/b/0");
     assert_eq!(got[0].rule, Rule::Expr);
     assert!(
-        got[0].message.starts_with("rule \"end-after-start\" could not be checked here: no member \"end\""),
+        got[0]
+            .message
+            .starts_with("rule \"end-after-start\" could not be checked here: no member \"end\""),
         "{}",
         got[0].message
     );
     let rule = ExprRule::compile("num", "", "this.a + 1", None).unwrap();
     let got = run(&rule, &json!({"a": 1}), &Context::new());
-    assert!(got[0].message.contains("gave an integer, not true or false"));
-    assert!(run(&rule, &json!({"b": []}), &Context::new())[0].message.contains("no member"));
+    assert!(
+        got[0]
+            .message
+            .contains("gave an integer, not true or false")
+    );
+    assert!(
+        run(&rule, &json!({"b": []}), &Context::new())[0]
+            .message
+            .contains("no member")
+    );
 }

@@ -57,7 +57,10 @@ fn table() -> Context {
 
 fn violations(reply: serde_json::Value) -> Vec<(String, String)> {
     let set = load(RULES).unwrap();
-    let checked = set.get("orders").unwrap().check(&reply.to_string(), &table());
+    let checked = set
+        .get("orders")
+        .unwrap()
+        .check(&reply.to_string(), &table());
     checked
         .violations
         .into_iter()
@@ -104,7 +107,9 @@ fn total_equals_the_sum_of_the_items() {
     );
     let missing = violations(json!({"total": 30, "items": [{"price": 10}, {"cost": 20}]}));
     assert!(
-        missing[0].1.contains("could not be checked here: no member \"price\""),
+        missing[0]
+            .1
+            .contains("could not be checked here: no member \"price\""),
         "{missing:?}"
     );
 }
@@ -148,11 +153,10 @@ fn an_id_appears_in_the_contexts_table() {
 
 #[test]
 fn a_bad_expression_is_a_load_error_naming_the_rule_and_place() {
-    let err = load(
-        "[[rules]]\nkind = \"expr\"\nname = \"broken\"\npath = \"/a\"\nexpr = \"this.x >\"\n",
-    )
-    .unwrap_err()
-    .to_string();
+    let err =
+        load("[[rules]]\nkind = \"expr\"\nname = \"broken\"\npath = \"/a\"\nexpr = \"this.x >\"\n")
+            .unwrap_err()
+            .to_string();
     assert!(
         err.contains("expr rule \"broken\": the expression does not parse at line 1, column"),
         "{err}"
@@ -161,10 +165,14 @@ fn a_bad_expression_is_a_load_error_naming_the_rule_and_place() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("two expr rules are named \"a\""), "{err}");
-    let err = load("[[rules]]\nkind = \"expr\"\nname = \"a\"\nexpr = \"true\"\nmessage = \"{that.x}\"\n")
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("must start with this, reply or context"), "{err}");
+    let err =
+        load("[[rules]]\nkind = \"expr\"\nname = \"a\"\nexpr = \"true\"\nmessage = \"{that.x}\"\n")
+            .unwrap_err()
+            .to_string();
+    assert!(
+        err.contains("must start with this, reply or context"),
+        "{err}"
+    );
 }
 
 #[test]
