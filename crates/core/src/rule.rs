@@ -204,6 +204,7 @@ mod tests {
                 "unique",
                 "less_than",
                 "implies",
+                "expr",
                 "too_many_violations",
                 "missing_field",
                 "additionalItems",
