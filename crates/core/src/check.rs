@@ -19,7 +19,7 @@ const PARSE_QUOTE_CHARS: usize = 60;
 
 pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checked {
     if let Some(xml) = &contract.xml {
-        return check_xml(contract, xml, raw);
+        return check_xml(contract, xml, raw, context);
     }
     if let Some(markers) = &contract.markers {
         return check_markers(contract, markers, raw, context);
@@ -73,11 +73,16 @@ pub(crate) fn check(contract: &Contract, raw: &str, context: &Context) -> Checke
             }
         }
     };
-    finish(contract, value, Vec::new(), repairs)
+    finish(contract, value, Vec::new(), repairs, context)
 }
 
 /// The `xml` kind: the same steps with the XML reader as the parse step.
-fn check_xml(contract: &Contract, xml: &crate::contract::XmlSpec, raw: &str) -> Checked {
+fn check_xml(
+    contract: &Contract,
+    xml: &crate::contract::XmlSpec,
+    raw: &str,
+    context: &Context,
+) -> Checked {
     if let Some(rejected) = precheck(contract, raw) {
         return rejected;
     }
@@ -90,7 +95,7 @@ fn check_xml(contract: &Contract, xml: &crate::contract::XmlSpec, raw: &str) -> 
             repairs,
         };
     };
-    finish(contract, value, violations, repairs)
+    finish(contract, value, violations, repairs, context)
 }
 
 /// The `markers` kind: the same steps with the marker reader as the parse step.
@@ -116,7 +121,7 @@ fn check_markers(
             "the reply has no message and no marker section",
         ));
     }
-    finish(contract, value, violations, repairs)
+    finish(contract, value, violations, repairs, context)
 }
 
 /// The `text` kind: the reply is the message; question cards are found in it when the
@@ -126,7 +131,7 @@ fn check_text(contract: &Contract, raw: &str, context: &Context) -> Checked {
         return rejected;
     }
     let value = crate::text::read(raw, contract.cards.is_some(), context);
-    finish(contract, value, Vec::new(), Vec::new())
+    finish(contract, value, Vec::new(), Vec::new(), context)
 }
 
 /// The steps every kind starts with: a reply over the size limit, or blank, is rejected unread.
@@ -153,11 +158,12 @@ pub(crate) fn finish(
     mut value: Value,
     mut violations: Vec<Violation>,
     mut repairs: Vec<crate::report::Repair>,
+    context: &Context,
 ) -> Checked {
     for coercion in &contract.coercions {
         coercion.apply(&mut value, &mut repairs);
     }
-    violations.extend(contract.validate(&value));
+    violations.extend(contract.validate_in(&value, context));
     Checked {
         value: Some(value),
         violations,

@@ -1,8 +1,12 @@
 //! [`Context`]: the per-request facts a contract may depend on (`page` for marker contracts,
-//! `mode` for question cards, anything else the application passes as `KEY=VALUE`).
+//! `mode` for question cards, anything else the application passes as `KEY=VALUE`), and the
+//! application's state (`app_state`, any JSON value) when it sent one — what expression rules
+//! read as `context.app_state`.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Per-request facts, as string pairs, ordered so that everything built from them is
 /// deterministic.
@@ -10,6 +14,9 @@ use std::collections::BTreeMap;
 #[serde(transparent)]
 pub struct Context {
     values: BTreeMap<String, String>,
+    /// The application's state; not part of the pairs' serialised form.
+    #[serde(skip)]
+    app_state: Option<Arc<Value>>,
 }
 
 /// A `KEY=VALUE` pair that could not be read.
@@ -35,6 +42,23 @@ impl Context {
         self
     }
 
+    /// Sets the application's state.
+    pub fn set_app_state(&mut self, state: Value) {
+        self.app_state = Some(Arc::new(state));
+    }
+
+    /// Builder form of [`Context::set_app_state`].
+    #[must_use]
+    pub fn with_app_state(mut self, state: Value) -> Self {
+        self.set_app_state(state);
+        self
+    }
+
+    /// The application's state, if it sent one.
+    pub fn app_state(&self) -> Option<&Value> {
+        self.app_state.as_deref()
+    }
+
     /// The value of `key`, if set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)
@@ -56,7 +80,7 @@ impl Context {
         self.values.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
-    /// True when no pair is set.
+    /// True when no pair is set (the application's state aside).
     pub fn is_empty(&self) -> bool {
         self.values.is_empty()
     }

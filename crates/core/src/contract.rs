@@ -273,15 +273,22 @@ impl Contract {
         self.limits
     }
 
-    /// Validates an already-parsed value: schema, then declared rules.
+    /// Validates an already-parsed value: schema, then declared rules (expression rules see an
+    /// empty context).
     pub fn validate(&self, value: &Value) -> Vec<Violation> {
+        self.validate_in(value, &Context::new())
+    }
+
+    /// Validates an already-parsed value under the turn's context: schema, then declared rules.
+    pub fn validate_in(&self, value: &Value, context: &Context) -> Vec<Violation> {
         let mut violations = if self.schema.is_valid(value) {
             Vec::new()
         } else {
             self.schema.violations(value)
         };
+        let inputs = crate::expr::ExprInputs::new(value, context);
         for rule in &self.rules {
-            rule.check(value, &mut violations);
+            rule.check_in(&inputs, &mut violations);
         }
         if let Some(markers) = &self.markers {
             markers.validate_payload(value, &mut violations);

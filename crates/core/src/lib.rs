@@ -26,6 +26,7 @@ pub mod config_error;
 pub mod context;
 pub mod contract;
 pub mod error;
+pub mod expr;
 pub mod fallback;
 mod feedback;
 mod instructions;

@@ -19,8 +19,15 @@
 //! kind = "topic"                    # spec/05 topic state, fed into the next <llmQuery>
 //!
 //! [[rules]]
-//! kind = "unique"                   # or "less_than", "implies"
+//! kind = "unique"                   # or "less_than", "implies", "expr"
 //! path = "/content/form/fields/*/id"
+//!
+//! [[rules]]
+//! kind = "expr"                     # a CEL expression (crate::expr)
+//! name = "end-after-start"
+//! path = "/bookings/*"
+//! expr = "this.end > this.start"
+//! message = "end {this.end} must come after start {this.start}"
 //!
 //! [[coercions]]
 //! kind = "wrap_string"              # or "rename_key"
@@ -161,6 +168,13 @@ enum RuleSpec {
         then: ConditionSpec,
         message: Option<String>,
     },
+    Expr {
+        name: String,
+        #[serde(default)]
+        path: String,
+        expr: String,
+        message: Option<String>,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -297,6 +311,17 @@ pub fn load(files: &dyn ContractFiles) -> Result<Contract, ContractError> {
         .into_iter()
         .map(|r| rule(r).map_err(&invalid))
         .collect::<Result<Vec<_>, _>>()?;
+    let mut expr_names = std::collections::HashSet::new();
+    for declared in &rules {
+        if let DeclaredRule::Expr(e) = declared
+            && !expr_names.insert(e.name())
+        {
+            return Err(invalid(format!(
+                "two expr rules are named {:?}; names must be unique",
+                e.name()
+            )));
+        }
+    }
     let coercions = manifest
         .coercions
         .into_iter()
@@ -567,6 +592,17 @@ fn pattern(source: &str, absolute: bool) -> Result<PathPattern, String> {
 
 fn rule(spec: RuleSpec) -> Result<DeclaredRule, String> {
     Ok(match spec {
+        RuleSpec::Expr {
+            name,
+            path,
+            expr,
+            message,
+        } => DeclaredRule::Expr(Box::new(crate::expr::ExprRule::compile(
+            &name,
+            &path,
+            &expr,
+            message.as_deref(),
+        )?)),
         RuleSpec::Unique {
             path,
             scope,

@@ -60,6 +60,9 @@ names! {
         LessThan = "less_than",
         /// A declared `implies` rule: its condition holds and its consequence does not.
         Implies = "implies",
+        /// A declared `expr` rule: its expression is false at a match, or cannot be evaluated
+        /// there (the message names the rule).
+        Expr = "expr",
         /// The last of a schema check's listed violations: how many more were not listed.
         TooManyViolations = "too_many_violations",
         /// A line given to `bridle eval` lacks the member that holds the reply.
@@ -201,6 +204,7 @@ mod tests {
                 "unique",
                 "less_than",
                 "implies",
+                "expr",
                 "too_many_violations",
                 "missing_field",
                 "additionalItems",

@@ -1,15 +1,17 @@
 //! [`DeclaredRule`]: the rules a contract declares beside its JSON Schema, for what a schema
 //! cannot say. (A violation's rule *name* is [`crate::Rule`].)
 //!
-//! Three kinds, each declared in the manifest (never arbitrary code):
+//! Four kinds, each declared in the manifest (never arbitrary code):
 //! - `unique` — the values at a path are unique (within each match of an optional scope);
 //! - `less_than` — in each object at a path, one number is less than another (`min < max`);
 //! - `implies` — if the value at one path meets a condition, the value at another must meet one
-//!   too (`danger_level` critical or emergency ⇒ `is_safe` is false).
+//!   too (`danger_level` critical or emergency ⇒ `is_safe` is false);
+//! - `expr` — an expression is true at each match of a path ([`crate::expr`]: CEL, bounded).
 //!
 //! Rules run after schema validation, on the parsed value; each broken rule is a [`Violation`]
 //! whose rule name is the kind.
 
+use crate::expr::{ExprInputs, ExprRule};
 use crate::pointer::PathPattern;
 use crate::report::Violation;
 use crate::rule::Rule as RuleName;
@@ -87,6 +89,8 @@ pub enum DeclaredRule {
         then: Condition,
         note: Option<String>,
     },
+    /// An expression that is true at each match of its path.
+    Expr(Box<ExprRule>),
 }
 
 impl DeclaredRule {
@@ -96,12 +100,14 @@ impl DeclaredRule {
             Self::Unique { .. } => RuleName::Unique,
             Self::LessThan { .. } => RuleName::LessThan,
             Self::Implies { .. } => RuleName::Implies,
+            Self::Expr(_) => RuleName::Expr,
         }
     }
 
     /// The rule in one line, for the prompt.
     pub fn describe(&self) -> String {
         let (text, note) = match self {
+            Self::Expr(rule) => return rule.describe(),
             Self::Unique { scope, path, note } => (
                 match scope {
                     Some(scope) => format!("within each {scope}, the values at {path} are unique"),
@@ -155,9 +161,18 @@ impl DeclaredRule {
         }
     }
 
-    /// Appends a violation for every place `value` breaks the rule.
+    /// Appends a violation for every place `value` breaks the rule (an expression rule sees an
+    /// empty context).
     pub fn check(&self, value: &Value, out: &mut Vec<Violation>) {
+        let context = crate::Context::new();
+        self.check_in(&ExprInputs::new(value, &context), out);
+    }
+
+    /// Appends a violation for every place the inputs' value breaks the rule.
+    pub fn check_in(&self, inputs: &ExprInputs<'_>, out: &mut Vec<Violation>) {
+        let value = inputs.value();
         match self {
+            Self::Expr(rule) => rule.check(inputs, out),
             Self::Unique { scope, path, note } => {
                 for_each_scope(scope.as_ref(), value, |base, scoped| {
                     check_unique(path, base, scoped, note.as_deref(), out)

@@ -147,5 +147,5 @@ pub(crate) fn check_reply(
     if let Some(slot) = value.get_mut("question_cards") {
         *slot = Value::Array(cards);
     }
-    crate::check::finish(contract, value, violations, Vec::new())
+    crate::check::finish(contract, value, violations, Vec::new(), context)
 }

@@ -52,7 +52,12 @@ impl TurnContext {
             Value::Object(map) => {
                 for (key, v) in map {
                     match (key.as_str(), v) {
-                        (APP_STATE_KEY, Value::Object(_)) => read.app_state = Some(v.clone()),
+                        (APP_STATE_KEY, Value::Object(_)) => {
+                            // The contract's checks read it too (expression rules'
+                            // `context.app_state`).
+                            read.facts.set_app_state(v.clone());
+                            read.app_state = Some(v.clone());
+                        }
                         (APP_STATE_KEY, _) => {
                             return Err(EngineError::BadContext(format!(
                                 "{APP_STATE_KEY:?} must be a JSON object"
@@ -133,6 +138,10 @@ mod tests {
         assert_eq!(read.facts.get("language"), Some("en"));
         assert_eq!(read.prompt.as_deref(), Some("Be kind."));
         assert_eq!(read.app_state, Some(json!({"table": {"id": "t1"}})));
+        assert_eq!(
+            read.facts.app_state(),
+            Some(&json!({"table": {"id": "t1"}}))
+        );
         // The conversation's prompt stays with the conversation.
         assert_eq!(
             stored(&merged, given.as_object()),

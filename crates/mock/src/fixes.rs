@@ -1,5 +1,5 @@
 //! [`fix_rules`]: targeted fixes that make a generated value meet a contract's declared rules
-//! (`unique`, `less_than`, `implies`), which a JSON Schema-driven generator cannot know about.
+//! (`unique`, `less_than`, `implies`; not `expr`), which a JSON Schema-driven generator cannot know about.
 //!
 //! Each fix is the smallest change a careful writer would make: a duplicate gets a suffix,
 //! `min`/`max` the wrong way round are swapped, and a broken implication is mended by flipping
@@ -31,6 +31,8 @@ pub(crate) fn fix_rules(rules: &[DeclaredRule], value: &mut Value) -> bool {
 
 fn fix_rule(rule: &DeclaredRule, value: &mut Value) -> bool {
     match rule {
+        // An expression says what must hold, not how to make it hold: the caller regenerates.
+        DeclaredRule::Expr(_) => false,
         DeclaredRule::Unique { .. } => fix_unique(rule, value),
         DeclaredRule::LessThan {
             scope,

@@ -6,6 +6,8 @@
 
 mod card_properties;
 mod cards;
+mod expr_limits;
+mod expr_rules;
 mod fallback;
 mod fallback_kinds;
 mod feedback_kinds;
