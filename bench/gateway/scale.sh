@@ -86,7 +86,7 @@ load() {
     "$OHA" "${args[@]}" "$@" "$url" | python3 -c '
 import json, sys
 r = json.load(sys.stdin); s = r["summary"]; p = r["latencyPercentiles"]
-print(f"{s[\"requestsPerSec\"]:.0f} {p[\"p50\"]*1000:.2f} {p[\"p99\"]*1000:.2f} {s[\"successRate\"]:.4f}")'
+print("%.0f %.2f %.2f %.4f" % (s["requestsPerSec"], p["p50"] * 1000, p["p99"] * 1000, s["successRate"]))'
 }
 
 # The body Bridle sends upstream, for the direct runs (the mock does the same work both ways).
