@@ -60,41 +60,43 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
     // The turn's task is still part of the request: its log lines and errors carry its ids,
     // and its spans stay children of the request's, which ends with the response head.
     let ids = crate::request_id::current().unwrap_or_default();
-    tokio::spawn(tracing::Instrument::in_current_span(crate::request_id::within(ids.clone(), async move {
-        let StreamedTurn {
-            conversation_id,
-            content,
-            model,
-            context,
-            answer,
-            lease,
-            running,
-        } = turn;
-        let turn = UserTurn {
-            content: &content,
-            model: model.as_deref(),
-            context: context.as_ref(),
-            answer: answer.as_ref(),
-            ids: Some(&ids),
-        };
-        let result = engine
-            .send_message_streaming(&conversation_id, &turn, &sink)
-            .await;
-        drop(lease);
-        drop(running);
-        match result {
-            Ok(_) | Err(EngineError::Turn(TurnError::Cancelled { .. })) => {}
-            Err(error) => {
-                let error = ApiError::from(error);
-                sink.send(TurnEvent::Error {
-                    code: error.code().to_owned(),
-                    message: error.public_message(),
-                    request_id: ids.request_id.clone(),
-                })
+    tokio::spawn(tracing::Instrument::in_current_span(
+        crate::request_id::within(ids.clone(), async move {
+            let StreamedTurn {
+                conversation_id,
+                content,
+                model,
+                context,
+                answer,
+                lease,
+                running,
+            } = turn;
+            let turn = UserTurn {
+                content: &content,
+                model: model.as_deref(),
+                context: context.as_ref(),
+                answer: answer.as_ref(),
+                ids: Some(&ids),
+            };
+            let result = engine
+                .send_message_streaming(&conversation_id, &turn, &sink)
                 .await;
+            drop(lease);
+            drop(running);
+            match result {
+                Ok(_) | Err(EngineError::Turn(TurnError::Cancelled { .. })) => {}
+                Err(error) => {
+                    let error = ApiError::from(error);
+                    sink.send(TurnEvent::Error {
+                        code: error.code().to_owned(),
+                        message: error.public_message(),
+                        request_id: ids.request_id.clone(),
+                    })
+                    .await;
+                }
             }
-        }
-    })));
+        }),
+    ));
     events_response(receiver, state.settings.sse_keep_alive_ms)
 }
 

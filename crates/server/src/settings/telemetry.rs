@@ -42,7 +42,6 @@ pub(crate) fn check_trace_url_template(template: &str) -> Result<(), ConfigError
 
 #[cfg(test)]
 mod tests {
-    use super::*;
 
     #[test]
     fn a_template_must_be_a_url_with_the_trace_id() {
