@@ -39,7 +39,7 @@ const MAX_QUEUED: usize = 8192;
 const ATTEMPTS: usize = 3;
 
 /// Queues (and writing tasks), each a share of the conversations.
-const LANES: usize = 4;
+const LANES: usize = 8;
 
 /// One job of the queue.
 enum Job {
