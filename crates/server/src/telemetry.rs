@@ -287,7 +287,31 @@ pub async fn request_span(request: Request, next: Next) -> Response {
     if parent.span().span_context().is_valid() {
         let _ = span.set_parent(parent);
     }
-    let response = next.run(request).instrument(span.clone()).await;
+    // A request that came without a trace of its own is stored (and logged) under the one
+    // begun here, so that the admin console links its turns to it.
+    let ids = request
+        .extensions()
+        .get::<crate::request_id::RequestIds>()
+        .filter(|ids| ids.trace_id.is_none())
+        .cloned()
+        .and_then(|mut ids| {
+            let context = span.context();
+            let begun = context.span().span_context().clone();
+            begun.is_valid().then(|| {
+                ids.trace_id = Some(begun.trace_id().to_string());
+                ids
+            })
+        });
+    let response = match ids {
+        Some(ids) => {
+            let mut request = request;
+            request.extensions_mut().insert(ids.clone());
+            crate::request_id::within(ids, next.run(request))
+                .instrument(span.clone())
+                .await
+        }
+        None => next.run(request).instrument(span.clone()).await,
+    };
     let status = response.status().as_u16();
     span.record("http.response.status_code", i64::from(status));
     if status >= 500 {

@@ -16,6 +16,7 @@ use std::ffi::OsStr;
 use std::time::Duration;
 
 const ADA: &str = "ada-telemetry-key-000000";
+const ADMIN: &str = "admin-telemetry-key-0000";
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN: &str = "00f067aa0ba902b7";
 /// A word of the user's message that only the prompt carries.
@@ -28,6 +29,8 @@ struct Run {
     /// `[telemetry] protocol`.
     protocol: &'static str,
     capture_content: bool,
+    /// Whether the caller sends a `traceparent` of its own.
+    caller_trace: bool,
 }
 
 /// The spans of one turn and the upstream requests the mock logged.
@@ -35,6 +38,9 @@ struct Traced {
     spans: Vec<Got>,
     upstream: Vec<LoggedRequest>,
     conversation: String,
+    /// The trace id stored with the turn's user message.
+    stored_trace_id: Option<String>,
+    caller_trace: bool,
 }
 
 async fn traced_turn(run: &Run, endpoint: &str, spans: &Spans) -> Traced {
@@ -67,6 +73,7 @@ async fn traced_turn(run: &Run, endpoint: &str, spans: &Spans) -> Traced {
         &[
             ("BRIDLE_CONTRACTS_DIR", contracts),
             ("BRIDLE_USER_KEYS", &format!("ada:{ADA}")),
+            ("BRIDLE_ADMIN_KEY", ADMIN),
             ("BRIDLE__RETRY__DELAY_MS", "0"),
             ("BRIDLE__PROVIDERS__UP__KIND", "openai"),
             ("BRIDLE__PROVIDERS__UP__BASE_URL", &upstream),
@@ -81,10 +88,13 @@ async fn traced_turn(run: &Run, endpoint: &str, spans: &Spans) -> Traced {
     );
     let client = reqwest::Client::new();
     let conversation = create_conversation(&client, &url, ADA, "ticket-triage").await;
-    let response = client
+    let mut post = client
         .post(format!("{url}/v1/conversations/{conversation}/messages"))
-        .bearer_auth(ADA)
-        .header("traceparent", format!("00-{TRACE_ID}-{CALLER_SPAN}-01"))
+        .bearer_auth(ADA);
+    if run.caller_trace {
+        post = post.header("traceparent", format!("00-{TRACE_ID}-{CALLER_SPAN}-01"));
+    }
+    let response = post
         .json(&json!({"content": format!("The {MARKER} export button does nothing")}))
         .send()
         .await
@@ -100,6 +110,18 @@ async fn traced_turn(run: &Run, endpoint: &str, spans: &Spans) -> Traced {
         .json()
         .await
         .unwrap();
+    let stored: Value = client
+        .get(format!("{url}/admin/v1/conversations/{conversation}"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let stored_trace_id = stored["messages"][0]["trace_id"]
+        .as_str()
+        .map(str::to_owned);
     // A graceful stop exports what is still queued.
     serve.signal("TERM");
     let status = serve.exit_within(Duration::from_secs(30));
@@ -108,6 +130,8 @@ async fn traced_turn(run: &Run, endpoint: &str, spans: &Spans) -> Traced {
         spans: spans.all(),
         upstream,
         conversation,
+        stored_trace_id,
+        caller_trace: run.caller_trace,
     }
 }
 
@@ -135,11 +159,19 @@ fn check_tree(traced: &Traced) -> Vec<Got> {
     assert_eq!(requests.len(), 1, "{}", all());
     let request = requests[0];
     assert_eq!(request.kind, SERVER);
+    let trace = request.trace_id.as_str();
+    if traced.caller_trace {
+        assert_eq!(trace, TRACE_ID, "the caller's trace is continued");
+        assert_eq!(request.parent_span_id, CALLER_SPAN);
+    } else {
+        assert_eq!(trace.len(), 32, "a trace begun here");
+        assert!(request.parent_span_id.is_empty(), "{request:#?}");
+    }
     assert_eq!(
-        request.trace_id, TRACE_ID,
-        "the caller's trace is continued"
+        traced.stored_trace_id.as_deref(),
+        Some(trace),
+        "the turn is stored under its trace"
     );
-    assert_eq!(request.parent_span_id, CALLER_SPAN);
     assert_eq!(request.str("http.request.method"), "POST");
     assert_eq!(request.str("http.route"), "/v1/conversations/{id}/messages");
     assert_eq!(request.int("http.response.status_code"), 200);
@@ -158,7 +190,7 @@ fn check_tree(traced: &Traced) -> Vec<Got> {
     for (n, chat) in chats.iter().enumerate() {
         assert_eq!(chat.name, "chat mock-model");
         assert_eq!(chat.kind, CLIENT);
-        assert_eq!(chat.trace_id, TRACE_ID);
+        assert_eq!(chat.trace_id, trace);
         assert_eq!(chat.int("bridle.attempt.number"), n as i64 + 1);
         assert_eq!(chat.str("gen_ai.operation.name"), "chat");
         assert_eq!(chat.str("gen_ai.provider.name"), "openai");
@@ -180,7 +212,7 @@ fn check_tree(traced: &Traced) -> Vec<Got> {
         assert_eq!(writes.len(), 1, "attempt {}: {below:#?}", n + 1);
         assert_eq!(writes[0].str("bridle.record"), "attempt");
         // The mock saw the upstream call's own span as the parent.
-        let parent = format!("00-{TRACE_ID}-{}-01", calls[0].span_id);
+        let parent = format!("00-{trace}-{}-01", calls[0].span_id);
         assert_eq!(
             traced.upstream[n].traceparent.as_deref(),
             Some(parent.as_str()),
@@ -216,6 +248,7 @@ async fn a_turn_with_two_attempts_is_one_trace_over_otlp_http_without_its_text()
     let run = Run {
         protocol: "http",
         capture_content: false,
+        caller_trace: true,
     };
     let traced = traced_turn(&run, &endpoint, &spans).await;
     let chats = check_tree(&traced);
@@ -233,6 +266,7 @@ async fn with_capture_content_the_attempts_carry_their_text_over_otlp_grpc() {
     let run = Run {
         protocol: "grpc",
         capture_content: true,
+        caller_trace: true,
     };
     let traced = traced_turn(&run, &endpoint, &spans).await;
     let chats = check_tree(&traced);
@@ -243,4 +277,16 @@ async fn with_capture_content_the_attempts_carry_their_text_over_otlp_grpc() {
         );
     }
     assert!(!chats[1].str("gen_ai.output.messages").is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_without_a_trace_is_stored_under_the_one_begun_for_it() {
+    let (endpoint, spans) = receiver::http().await;
+    let run = Run {
+        protocol: "http",
+        capture_content: false,
+        caller_trace: false,
+    };
+    let traced = traced_turn(&run, &endpoint, &spans).await;
+    check_tree(&traced);
 }
