@@ -23,9 +23,9 @@ pub struct MockArgs {
     #[arg(long, default_value_t = 0.0)]
     fault_rate: f64,
     /// Faults to draw from (comma-separated: fence, prose, trailing_comma, wrong_key,
-    /// missing_required, wrong_enum, truncate, plain_text, http500, http429[:SECS],
-    /// slow[:MS], broken_stream, reset, invalid_utf8, garbage); default: the content faults,
-    /// http500 and http429.
+    /// missing_required, wrong_enum, truncate, plain_text, broken_rule, broken_expr, http500,
+    /// http429[:SECS], slow[:MS], broken_stream, reset, invalid_utf8, garbage); default: the
+    /// content faults (not the rule faults), http500 and http429.
     #[arg(long, value_delimiter = ',')]
     faults: Vec<String>,
     /// A JSON script of replies and faults per turn.

@@ -6,7 +6,10 @@
 //! Content faults change the reply: three that Bridle repairs without a retry (`fence`,
 //! `prose`, `trailing_comma`), three that break the schema (`wrong_key`, `missing_required`,
 //! `wrong_enum` — the only ones that still make sense for a forced tool call's input), and
-//! `truncate` and `plain_text`. Transport faults replace, delay or spoil the answer (`http500`,
+//! `truncate` and `plain_text`. Two rule faults keep the reply valid for the schema and break one
+//! of the contract's declared rules ([`crate::rule_break`]): `broken_rule` (a `unique`,
+//! `less_than` or `implies` rule) and `broken_expr` (an expression rule); they are drawn only
+//! when asked for, never in the default mix. Transport faults replace, delay or spoil the answer (`http500`,
 //! `http429`, `slow`, `broken_stream`, `reset`, `invalid_utf8`, `garbage`).
 
 use crate::generate::Generated;
@@ -42,6 +45,12 @@ pub enum Fault {
     Truncate,
     /// Prose with no JSON at all.
     PlainText,
+    /// Valid for the schema, but one of the contract's `unique`, `less_than` or `implies` rules
+    /// broken (nothing, when the contract has none the mock can break).
+    BrokenRule,
+    /// Valid for the schema, but one of the contract's expression rules broken (nothing, when
+    /// the contract has none the mock can break).
+    BrokenExpr,
     /// HTTP 500 with an error body.
     Http500,
     /// HTTP 429 with `Retry-After`.
@@ -130,7 +139,7 @@ pub struct Broken {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
     "unknown fault {0:?}: expected fence, prose, trailing_comma, wrong_key, missing_required, \
-     wrong_enum, truncate, plain_text, http500, http429[:SECS], slow[:MS], broken_stream, reset, \
+     wrong_enum, truncate, plain_text, broken_rule, broken_expr, http500, http429[:SECS], slow[:MS], broken_stream, reset, \
      invalid_utf8 or garbage"
 )]
 pub struct UnknownFault(pub String);
@@ -147,6 +156,9 @@ impl Fault {
         Self::Truncate,
         Self::PlainText,
     ];
+
+    /// The faults that break a declared rule of the contract (drawn only when asked for).
+    pub const RULES: [Fault; 2] = [Self::BrokenRule, Self::BrokenExpr];
 
     /// The default fault mix: every content fault, HTTP 500 and HTTP 429.
     pub fn default_mix() -> Vec<Fault> {
@@ -169,6 +181,8 @@ impl Fault {
             Self::WrongEnum => "wrong_enum",
             Self::Truncate => "truncate",
             Self::PlainText => "plain_text",
+            Self::BrokenRule => "broken_rule",
+            Self::BrokenExpr => "broken_expr",
             Self::Http500 => "http500",
             Self::Http429 { .. } => "http429",
             Self::Slow { .. } => "slow",
@@ -191,7 +205,12 @@ impl Fault {
     /// True for faults of the transport, not of the reply text (HTTP errors, delay, cut stream,
     /// closed connection, unreadable body).
     pub fn is_transport(&self) -> bool {
-        !Self::CONTENT.contains(self)
+        !Self::CONTENT.contains(self) && !self.is_rule()
+    }
+
+    /// True for the faults that break a declared rule of the contract ([`Fault::RULES`]).
+    pub fn is_rule(&self) -> bool {
+        Self::RULES.contains(self)
     }
 
     /// True for the faults Bridle repairs without a retry.
@@ -208,7 +227,8 @@ impl Fault {
     }
 
     /// Breaks `generated` the way this content fault says, choosing where with `seed`.
-    /// `None` for a transport fault, or when the value offers nothing to break (no required
+    /// `None` for a transport fault, for a rule fault (it needs the contract:
+    /// [`crate::rule_break::apply`]), or when the value offers nothing to break (no required
     /// key, no enum, no string to cut, a scalar root for a trailing comma).
     pub fn apply(&self, generated: &Generated, seed: u64) -> Option<Broken> {
         let mut rng = StdRng::seed_from_u64(seed);
@@ -280,7 +300,9 @@ impl Fault {
                 target,
             }),
             Self::PlainText => Some(whole(plain_text(value, &mut rng))),
-            Self::Http500
+            Self::BrokenRule
+            | Self::BrokenExpr
+            | Self::Http500
             | Self::Http429 { .. }
             | Self::Slow { .. }
             | Self::BrokenStream
@@ -313,6 +335,7 @@ impl FromStr for Fault {
         };
         let plain = Self::CONTENT
             .into_iter()
+            .chain(Self::RULES)
             .chain(Self::PLAIN_TRANSPORT)
             .find(|f| f.name() == name);
         match (plain, name, arg) {

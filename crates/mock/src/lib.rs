@@ -48,6 +48,7 @@ mod openai;
 mod request;
 #[cfg(feature = "http")]
 mod reset;
+mod rule_break;
 mod safety;
 mod scalars;
 mod script;

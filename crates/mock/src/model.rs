@@ -562,7 +562,10 @@ impl MockModel {
             broken.target = format!("{CALL_ARGUMENTS}{inside}");
             return Some(broken);
         }
-        let candidates: Vec<Fault> = if target.tool.is_some() {
+        let candidates: Vec<Fault> = if fault.is_rule() {
+            // Breaks a rule of the contract or nothing: never replaced by another fault.
+            vec![fault]
+        } else if target.tool.is_some() {
             if fault.is_structural() {
                 vec![fault]
             } else {
@@ -584,6 +587,14 @@ impl MockModel {
             vec![fault, Fault::PlainText]
         };
         let mut broken = candidates.iter().find_map(|f| {
+            if f.is_rule() {
+                return match &target.rules {
+                    Rules::Contract(contract) => {
+                        crate::rule_break::apply(contract, generated, *f, seed)
+                    }
+                    Rules::Unchecked(_) => None,
+                };
+            }
             let broken = f.apply(generated, seed)?;
             match &target.rules {
                 Rules::Contract(contract) => {
