@@ -480,3 +480,141 @@ fn a_pattern_that_is_no_regex_is_a_load_error_naming_its_place() {
             "at /properties/n/pattern: \"a{2,1}\" is not an ECMA-262 regular expression",
         ));
 }
+
+#[test]
+fn a_builtin_contracts_expression_rule_is_reported_with_its_name_and_place() {
+    let output = bridle()
+        .args(["check", "--contract", "selfhelp-response", "--json"])
+        .arg(core_fixture(
+            "selfhelp/rules/topic_covered_and_remaining.json",
+        ))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let v = json_out(&output);
+    assert_eq!(
+        v["violations"],
+        serde_json::json!([{
+            "path": "/progress",
+            "rule": "expr",
+            "message": "rule \"topic-covered-or-remaining\" failed: a topic is either in topics_covered or in topics_remaining, never in both"
+        }])
+    );
+}
+
+/// `order` written to a file of `dir`.
+fn order_file(
+    dir: &tempfile::TempDir,
+    name: &str,
+    order: &serde_json::Value,
+) -> std::path::PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, order.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn expression_rules_read_the_reply_and_the_turns_context() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = order_file(
+        &dir,
+        "good.json",
+        &serde_json::json!({
+            "items": [
+                {"sku": "tea", "price": 3, "quantity": 2, "gift": false},
+                {"sku": "mug", "price": 9, "quantity": 1, "gift": true}
+            ],
+            "total": 15,
+            "delivery": {"earliest": "2026-12-01", "latest": "2026-12-03"}
+        }),
+    );
+    let check = |extra: &[&str], file: &std::path::Path| {
+        let output = bridle()
+            .arg("check")
+            .arg("--contracts")
+            .arg(fixture("contracts"))
+            .args(["--contract", "order-summary", "--json"])
+            .args(extra)
+            .arg(file)
+            .output()
+            .unwrap();
+        (output.status.code(), json_out(&output))
+    };
+    let (code, v) = check(&[], &good);
+    assert_eq!((code, &v["violations"]), (Some(0), &serde_json::json!([])));
+
+    // The same reply under a context whose catalogue lacks the mug.
+    let (code, v) = check(&["--context", "catalogue=tea,teapot"], &good);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        v["violations"],
+        serde_json::json!([{
+            "path": "/items/1",
+            "rule": "expr",
+            "message": "rule \"in-the-catalogue\" failed: sku \"mug\" is not in the catalogue"
+        }])
+    );
+
+    let bad = order_file(
+        &dir,
+        "bad.json",
+        &serde_json::json!({
+            "items": [
+                {"sku": "tea", "price": 3, "quantity": 2, "gift": true},
+                {"sku": "mug", "price": 9, "quantity": 1, "gift": true}
+            ],
+            "total": 14,
+            "delivery": {"earliest": "2026-12-04", "latest": "2026-12-03"}
+        }),
+    );
+    let (code, v) = check(&[], &bad);
+    assert_eq!(code, Some(1));
+    let found: Vec<(&str, &str)> = v["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["path"].as_str().unwrap(), x["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (
+                "",
+                "rule \"total-is-the-sum\" failed: total 14 must be the sum of price × quantity over the items"
+            ),
+            (
+                "/delivery",
+                "rule \"window-in-order\" failed: latest (\"2026-12-03\") must come after earliest (\"2026-12-04\")"
+            ),
+            (
+                "",
+                "rule \"at-most-one-gift\" failed: at most one item is a gift"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_contract_whose_expression_does_not_compile_is_refused_naming_the_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let contract = dir.path().join("broken-expr");
+    std::fs::create_dir(&contract).unwrap();
+    std::fs::write(contract.join("schema.json"), r#"{"type": "object"}"#).unwrap();
+    std::fs::write(
+        contract.join("manifest.toml"),
+        "name = \"broken-expr\"\nversion = \"1.0.0\"\nkind = \"json\"\nschema = \"schema.json\"\n\n\
+         [[rules]]\nkind = \"expr\"\nname = \"sum-check\"\npath = \"\"\nexpr = \"this.total == \"\n",
+    )
+    .unwrap();
+    let reply = order_file(&dir, "reply.json", &serde_json::json!({"total": 1}));
+    bridle()
+        .arg("check")
+        .arg("--contracts")
+        .arg(dir.path())
+        .args(["--contract", "broken-expr"])
+        .arg(reply)
+        .assert()
+        .code(2)
+        .stderr(contains("expr rule \"sum-check\""))
+        .stderr(contains("does not parse at line 1"));
+}

@@ -178,20 +178,26 @@ impl ExprRule {
         &self.name
     }
 
-    /// The rule in one line, for the prompt.
+    /// The path pattern whose matches the expression is evaluated at.
+    pub fn path(&self) -> &PathPattern {
+        &self.path
+    }
+
+    /// The rule in one line, for the prompt: its message first (words a model acts on), then
+    /// the expression it is checked by.
     pub fn describe(&self) -> String {
         let place = match self.path.as_str() {
             "" => "the whole reply".to_owned(),
             p => format!("each {p}"),
         };
-        let mut text = format!(
-            "rule \"{}\" — for {place}, `{}` must be true (`this` is the value there, `reply` the whole reply, `context` the request's context)",
+        let check = format!(
+            "rule \"{}\": `{}` holds for {place}, `this` being the value there",
             self.name, self.source
         );
-        if let Some(message) = &self.message {
-            text.push_str(&format!(": {}", message.source_text()));
+        match &self.message {
+            Some(message) => format!("{} ({check})", message.source_text()),
+            None => check,
         }
-        text
     }
 
     /// Appends a violation for every match of the path where the expression is not true.

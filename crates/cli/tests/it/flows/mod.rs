@@ -3,9 +3,11 @@
 //! upstream), each through the native API, its server-sent events and the OpenAI-compatible
 //! endpoint: a table chat that moves between pages (`table_chat.rs`), a question-card thread
 //! from discovery through clarification to an answer (`question_cards.rs`), and a topic
-//! analysis under the application's topic id (`topic.rs`). Each turn checks what the model was
+//! analysis under the application's topic id (`topic.rs`), and replies that break a contract's
+//! expression rules retried until they hold (`expr_rules.rs`). Each turn checks what the model was
 //! sent (the mock's request log), what the client got, and what the store kept (admin view).
 
+mod expr_rules;
 mod question_cards;
 mod table_chat;
 mod topic;
@@ -148,21 +150,34 @@ impl Flow {
     /// Starts `bridle mock-llm` with `turns` as its script (`{"attempts": […]}` each) and a
     /// gateway in front of it on `backend`.
     pub async fn start(backend: Backend, turns: Vec<Value>) -> Self {
+        Self::start_with(backend, turns, &[], None).await
+    }
+
+    /// [`Flow::start`], with `mock_args` added to the mock's command line and the gateway given
+    /// the contracts of `contracts` (`bridle --contracts DIR serve`) beside the built-in ones.
+    /// No `turns`: no script, the mock draws its replies.
+    pub async fn start_with(
+        backend: Backend,
+        turns: Vec<Value>,
+        mock_args: &[&str],
+        contracts: Option<&std::path::Path>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("script.json");
         std::fs::write(&script, json!({ "turns": turns }).to_string()).unwrap();
-        let (mock, mock_url) = spawn_listening(
-            &[
-                OsStr::new("mock-llm"),
-                OsStr::new("--port"),
-                OsStr::new("0"),
-                OsStr::new("--require-api-key"),
-                OsStr::new(UPSTREAM_KEY),
-                OsStr::new("--script"),
-                script.as_os_str(),
-            ],
-            &[],
-        );
+        let mut args = vec![
+            OsStr::new("mock-llm"),
+            OsStr::new("--port"),
+            OsStr::new("0"),
+            OsStr::new("--require-api-key"),
+            OsStr::new(UPSTREAM_KEY),
+        ];
+        // A script decides every reply; without one the mock draws (`--faults`, `--seed`).
+        if !turns.is_empty() {
+            args.extend([OsStr::new("--script"), script.as_os_str()]);
+        }
+        args.extend(mock_args.iter().map(OsStr::new));
+        let (mock, mock_url) = spawn_listening(&args, &[]);
         let database = match backend {
             Backend::Sqlite => None,
             Backend::Postgres => Some(TestDatabase::create().await),
@@ -180,16 +195,18 @@ impl Flow {
         if let Some(database) = &database {
             envs.push(("BRIDLE__STORE_URL", database.url.as_str()));
         }
-        let (gateway, url) = spawn_listening(
-            &[
-                OsStr::new("serve"),
-                OsStr::new("--bind"),
-                OsStr::new("127.0.0.1:0"),
-                OsStr::new("--data-dir"),
-                data.as_os_str(),
-            ],
-            &envs,
-        );
+        let mut args = Vec::new();
+        if let Some(contracts) = contracts {
+            args.extend([OsStr::new("--contracts"), contracts.as_os_str()]);
+        }
+        args.extend([
+            OsStr::new("serve"),
+            OsStr::new("--bind"),
+            OsStr::new("127.0.0.1:0"),
+            OsStr::new("--data-dir"),
+            data.as_os_str(),
+        ]);
+        let (gateway, url) = spawn_listening(&args, &envs);
         let flow = Self {
             _mock: mock,
             mock_url,
