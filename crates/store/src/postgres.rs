@@ -216,7 +216,7 @@ impl PostgresStore {
                 .fetch_one(&self.pool)
                 .await
                 .map_err(fault)?;
-        for message in &mut write.messages {
+        if let Some(message) = write.messages.first_mut() {
             message.id = Some(id);
         }
         self.writer.write_detached(write).await?;
