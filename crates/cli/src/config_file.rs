@@ -32,6 +32,8 @@ pub struct RawFile {
     store_url: Option<String>,
     #[serde(default)]
     store_commit: Commit,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    store_max_connections: Option<u32>,
     #[serde(default)]
     contracts_dirs: Vec<PathBuf>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -66,6 +68,7 @@ impl RawFile {
             data_dir: self.data_dir,
             store_url: self.store_url,
             store_commit: self.store_commit,
+            store_max_connections: self.store_max_connections,
             contracts_dirs: self.contracts_dirs,
             default_model: self.default_model,
             retry: self.retry,
@@ -88,6 +91,7 @@ impl RawFile {
             data_dir,
             store_url,
             store_commit,
+            store_max_connections,
             contracts_dirs,
             default_model,
             retry,
@@ -100,6 +104,7 @@ impl RawFile {
             data_dir,
             store_url,
             store_commit,
+            store_max_connections,
             contracts_dirs,
             default_model,
             retry,

@@ -40,6 +40,9 @@ pub use retry::RetryPolicy;
 /// What `show` writes in place of a secret (an API key, a password, a webhook's token).
 pub const REDACTED: &str = "[REDACTED]";
 
+/// The most `store_max_connections` may be.
+const MAX_STORE_CONNECTIONS: u32 = 1000;
+
 /// Validated settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -49,6 +52,8 @@ pub struct Config {
     pub store_url: String,
     /// When a turn's messages are committed relative to its answer.
     pub store_commit: crate::store::Commit,
+    /// PostgreSQL: the most connections the pool keeps.
+    pub store_max_connections: u32,
     /// Contract directories added to the built-ins.
     pub contracts_dirs: Vec<PathBuf>,
     /// Model used when a request names none.
@@ -101,6 +106,7 @@ impl Config {
             data_dir: Some(self.data_dir.clone()),
             store_url: Some(redact_password(&self.store_url)),
             store_commit: self.store_commit,
+            store_max_connections: Some(self.store_max_connections),
             contracts_dirs: self.contracts_dirs.clone(),
             default_model: Some(self.default_model.clone()),
             retry: RawRetry {
@@ -138,6 +144,16 @@ impl RawConfig {
         let store_url = self
             .store_url
             .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("bridle.db").display()));
+        let store_max_connections = match self.store_max_connections {
+            Some(n) if !(1..=MAX_STORE_CONNECTIONS).contains(&n) => {
+                return Err(ConfigError::new(
+                    "store_max_connections",
+                    format!("must be 1 to {MAX_STORE_CONNECTIONS}, not {n}"),
+                ));
+            }
+            Some(n) => n,
+            None => crate::store::DEFAULT_POSTGRES_CONNECTIONS,
+        };
         let retry = RetryPolicy::default()
             .merged(&self.retry.defaults())
             .map_err(|e| e.within("retry"))?;
@@ -184,6 +200,7 @@ impl RawConfig {
             data_dir,
             store_url,
             store_commit: self.store_commit,
+            store_max_connections,
             retention,
             contracts_dirs: self.contracts_dirs,
             default_model,

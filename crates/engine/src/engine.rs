@@ -110,8 +110,12 @@ impl Engine {
                 ))
             })?;
         }
+        let options = store::StoreOptions {
+            commit: config.store_commit,
+            max_connections: Some(config.store_max_connections),
+        };
         let store: Arc<dyn Store> =
-            Arc::from(store::open_with(&config.store_url, config.store_commit).await?);
+            Arc::from(store::open_with_options(&config.store_url, options).await?);
         Self::with_store(config, store)
     }
 

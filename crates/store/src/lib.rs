@@ -12,6 +12,7 @@
 
 mod listing;
 mod migrations;
+mod pending;
 mod postgres;
 pub mod private_files;
 mod prompts;
@@ -22,7 +23,8 @@ mod sqlite;
 mod stats;
 mod write_rows;
 
-pub use postgres::PostgresStore;
+pub use pending::Pending;
+pub use postgres::{DEFAULT_POSTGRES_CONNECTIONS, PostgresStore};
 pub use sqlite::SqliteStore;
 pub use stats::{
     AttemptsCount, Compliance, ComplianceBucket, MAX_BUCKETS, MIN_BUCKET_MS, ModelCount,
@@ -60,10 +62,6 @@ impl Commit {
         }
     }
 }
-
-/// A write under way ([`TurnWrites::open_turn`]): resolves to the stored row's id once it is
-/// committed. Dropping it does not undo or stop the write.
-pub type Pending<T> = futures::future::BoxFuture<'static, Result<T, StoreError>>;
 
 /// A driver's error, kept as the source of a [`StoreError`] (its text is for the log: the
 /// server never shows it to a client).
@@ -561,7 +559,9 @@ pub trait TurnWrites: Send + Sync + fmt::Debug {
     /// for the commit: the model is called meanwhile. Settle it with [`TurnWrites::record_after`],
     /// which stores the turn's first attempt after it. The SQLite store holds the opening back
     /// for a few milliseconds so that it shares a commit with that attempt (or with other
-    /// turns' writes) instead of costing one; PostgreSQL starts it at once.
+    /// turns' writes) instead of costing one. PostgreSQL (`before_reply`) holds it until
+    /// `record_after`, which writes both in one transaction; awaited instead, or dropped, the
+    /// opening is written by itself. Either way it is written.
     fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64>;
 
     /// Stores `message` after `opening` (from [`TurnWrites::open_turn`]: its id is lower); returns
@@ -632,10 +632,37 @@ pub async fn open(url: &str) -> Result<Box<dyn Store>, StoreError> {
 
 /// [`open`], committing as `commit` says.
 pub async fn open_with(url: &str, commit: Commit) -> Result<Box<dyn Store>, StoreError> {
+    open_with_options(
+        url,
+        StoreOptions {
+            commit,
+            ..StoreOptions::default()
+        },
+    )
+    .await
+}
+
+/// How a store is opened, beside its URL (the root `store_*` keys of `bridle.toml`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// When a turn's messages are committed relative to its answer.
+    pub commit: Commit,
+    /// PostgreSQL: the most connections the pool keeps (`None`:
+    /// [`DEFAULT_POSTGRES_CONNECTIONS`]). The SQLite store does not use it.
+    pub max_connections: Option<u32>,
+}
+
+/// [`open`], as `options` say.
+pub async fn open_with_options(
+    url: &str,
+    options: StoreOptions,
+) -> Result<Box<dyn Store>, StoreError> {
     if url.starts_with("sqlite:") {
-        Ok(Box::new(SqliteStore::open_with(url, commit).await?))
+        Ok(Box::new(SqliteStore::open_with(url, options.commit).await?))
     } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-        Ok(Box::new(PostgresStore::open_with(url, commit).await?))
+        Ok(Box::new(
+            PostgresStore::open_with_options(url, options).await?,
+        ))
     } else {
         Err(StoreError::Config(format!(
             "unsupported store URL {url:?}: use sqlite://PATH or postgres://…"

@@ -11,6 +11,7 @@
 //! this instance's reads and other writes wait for the writes queued before them.
 
 mod batch;
+mod opening;
 mod writer;
 
 use super::Commit;
@@ -24,12 +25,13 @@ use super::write_rows::{ConversationRow, MessageRow};
 use super::{
     Conversation, ConversationFilter, ConversationStatus, ConversationSummary, Message,
     NewConversation, NewMessage, NewSafetyEvent, Page, PageRequest, Pending, PurgeRange, Purged,
-    SafetyEvent, Source, Stats, StatsQuery, StoreError, View, now_ms,
+    SafetyEvent, Source, Stats, StatsQuery, StoreError, StoreOptions, View, now_ms,
 };
 use super::{Purges, Reads, TurnWrites};
 use async_trait::async_trait;
 use batch::Write;
 use futures::TryStreamExt;
+use opening::Held;
 use serde_json::Value;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::types::Json;
@@ -38,8 +40,10 @@ use std::str::FromStr;
 use std::time::Duration;
 use writer::Writer;
 
-/// Connections in the pool.
-const POOL_SIZE: u32 = 10;
+/// Connections in the pool unless `store_max_connections` says otherwise: one for each of the
+/// writer's lanes, which write their batches at the same time, and two for reads (the admin
+/// API, retention, the readiness probe) and the ids `after_reply` takes ahead.
+pub const DEFAULT_POSTGRES_CONNECTIONS: u32 = writer::LANES as u32 + 2;
 
 /// How long getting a connection (opening one included) may take.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -133,12 +137,31 @@ impl PostgresStore {
 
     /// [`PostgresStore::open`], committing as `commit` says.
     pub async fn open_with(url: &str, commit: Commit) -> Result<Self, StoreError> {
+        let options = StoreOptions {
+            commit,
+            ..StoreOptions::default()
+        };
+        Self::open_with_options(url, options).await
+    }
+
+    /// [`PostgresStore::open`], as `options` say.
+    pub async fn open_with_options(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
+        let StoreOptions {
+            commit,
+            max_connections,
+        } = options;
+        let max_connections = max_connections.unwrap_or(DEFAULT_POSTGRES_CONNECTIONS);
+        if max_connections == 0 {
+            return Err(StoreError::Config(
+                "store_max_connections must be at least 1".to_owned(),
+            ));
+        }
         // The URL may carry a password: it is not repeated in the error.
         let options = PgConnectOptions::from_str(url)
             .map_err(|error| StoreError::Config(format!("invalid PostgreSQL URL: {error}")))?
             .application_name("bridle");
         let pool = PgPoolOptions::new()
-            .max_connections(POOL_SIZE)
+            .max_connections(max_connections)
             .acquire_timeout(ACQUIRE_TIMEOUT)
             .connect_with(options)
             .await
@@ -166,27 +189,36 @@ impl PostgresStore {
 
     /// Writes a message (and the conversation it starts): with the next batch, answered once
     /// committed; or, when `detach` and `after_reply`, with an id taken now, answered once
-    /// queued. A message PostgreSQL would refuse whatever happens (text holding NUL) is always
-    /// waited for, so its error reaches the caller.
+    /// queued.
     async fn write_message(
         &self,
         conversation: Option<&Conversation>,
         message: &NewMessage,
         detach: bool,
     ) -> Result<i64, StoreError> {
-        let mut write = Write {
-            conversation: conversation.map(ConversationRow::new).transpose()?,
-            message: MessageRow::new(message)?,
-        };
+        let write = Write::one(
+            conversation.map(ConversationRow::new).transpose()?,
+            MessageRow::new(message)?,
+        );
+        self.send(write, detach).await
+    }
+
+    /// Writes `write` (one message) as [`PostgresStore::write_message`] says. A message
+    /// PostgreSQL would refuse whatever happens (text holding NUL) is always waited for, so its
+    /// error reaches the caller.
+    async fn send(&self, mut write: Write, detach: bool) -> Result<i64, StoreError> {
         if !detach || self.commit == Commit::BeforeReply || write.refused() {
-            return self.writer.write(write).await;
+            let ids = self.writer.write(write).await?;
+            return ids.first().copied().ok_or(StoreError::Closed);
         }
         let id: i64 =
             sqlx::query_scalar("SELECT nextval(pg_get_serial_sequence('messages', 'id'))")
                 .fetch_one(&self.pool)
                 .await
                 .map_err(fault)?;
-        write.message.id = Some(id);
+        if let Some(message) = write.messages.first_mut() {
+            message.id = Some(id);
+        }
         self.writer.write_detached(write).await?;
         Ok(id)
     }
@@ -353,16 +385,22 @@ impl TurnWrites for PostgresStore {
     }
 
     fn open_turn(&self, conversation: Option<&Conversation>, first: &NewMessage) -> Pending<i64> {
+        let rows = conversation
+            .map(ConversationRow::new)
+            .transpose()
+            .and_then(|conversation| Ok(Write::one(conversation, MessageRow::new(first)?)));
+        let write = match rows {
+            Ok(write) => write,
+            Err(error) => return Pending::new(std::future::ready(Err(error))),
+        };
+        if self.commit == Commit::BeforeReply {
+            // Held for the turn's first record after it: one transaction for both.
+            return Held::pending(self.writer.clone(), write);
+        }
         let store = self.clone();
-        let conversation = conversation.cloned();
-        let first = first.clone();
         // Started now, on a task of its own, so that it runs while the model is called.
-        let write = tokio::spawn(async move {
-            store
-                .write_message(conversation.as_ref(), &first, true)
-                .await
-        });
-        Box::pin(async move { write.await.map_err(|_| StoreError::Closed)? })
+        let write = tokio::spawn(async move { store.send(write, true).await });
+        Pending::new(async move { write.await.map_err(|_| StoreError::Closed)? })
     }
 
     async fn record_after(
@@ -370,7 +408,15 @@ impl TurnWrites for PostgresStore {
         opening: Pending<i64>,
         message: &NewMessage,
     ) -> Result<(i64, i64), StoreError> {
-        // The opening first, so the ids keep the turn's order.
+        if let Some(held) = opening.held::<Held>()
+            && held.conversation_id() == message.conversation_id
+            && let Ok(row) = MessageRow::new(message)
+            && !batch::refused(&row)
+            && let Some(ids) = held.write_with(row).await?
+        {
+            return Ok(ids);
+        }
+        // The opening by itself first, so the ids keep the turn's order.
         let first = opening.await?;
         Ok((first, self.record_message(message).await?))
     }

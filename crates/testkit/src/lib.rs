@@ -48,6 +48,23 @@ impl TestDatabase {
     }
 }
 
+impl TestDatabase {
+    /// The transaction that wrote each message of the turn `turn_id` (the row's `xmin`), in id
+    /// order: rows written by one transaction share it, rows of two transactions never do (as
+    /// long as nothing updated them since).
+    pub async fn message_writers(&self, turn_id: &str) -> Vec<String> {
+        let mut db = PgConnection::connect(&self.url).await.unwrap();
+        let writers =
+            sqlx::query_scalar("SELECT xmin::text FROM messages WHERE turn_id = $1 ORDER BY id")
+                .bind(turn_id)
+                .fetch_all(&mut db)
+                .await
+                .unwrap();
+        db.close().await.unwrap();
+        writers
+    }
+}
+
 impl Drop for TestDatabase {
     fn drop(&mut self) {
         // `Drop` cannot await, and may run while the test's runtime unwinds: drop the database

@@ -29,6 +29,10 @@ pub struct RawConfig {
     /// When a turn's messages are committed relative to its answer.
     #[serde(default)]
     pub store_commit: Commit,
+    /// PostgreSQL: the most connections each instance's pool keeps, 1–1000 (default one per
+    /// writer lane plus two: 10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store_max_connections: Option<u32>,
     /// Contract directories added to the built-ins.
     #[serde(default)]
     pub contracts_dirs: Vec<PathBuf>,

@@ -32,6 +32,23 @@ fn store_commit_is_before_reply_unless_told() {
 }
 
 #[test]
+fn store_max_connections_is_one_a_writer_lane_and_two_unless_told() {
+    let default = Config::from_toml("", &env(&[])).unwrap();
+    assert_eq!(default.store_max_connections, 10);
+    let told = Config::from_toml("store_max_connections = 24", &env(&[])).unwrap();
+    assert_eq!(told.store_max_connections, 24);
+    assert_eq!(told.to_raw().store_max_connections, Some(24));
+    for wrong in ["0", "1001"] {
+        let error =
+            Config::from_toml(&format!("store_max_connections = {wrong}"), &env(&[])).unwrap_err();
+        assert!(
+            error.to_string().contains("store_max_connections"),
+            "{error}"
+        );
+    }
+}
+
+#[test]
 fn retention_keeps_payloads_unless_told_and_refuses_zero_days() {
     let kept = Config::from_toml("", &env(&[])).unwrap();
     assert_eq!(kept.retention.payload_days, None);

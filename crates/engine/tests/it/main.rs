@@ -51,6 +51,7 @@ mod escalate;
 mod fallback;
 mod given_chat;
 mod http_turn;
+mod opening;
 mod oversize;
 mod policy;
 mod turn;

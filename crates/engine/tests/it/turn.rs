@@ -56,7 +56,7 @@ pub(crate) fn engine(store: Arc<dyn Store>, mock: &str, extra: &str) -> Engine {
 }
 
 /// Writes a mock script and returns the `script = "…"` line for it.
-fn script(dir: &tempfile::TempDir, steps: &Value) -> String {
+pub(crate) fn script(dir: &tempfile::TempDir, steps: &Value) -> String {
     let path = dir.path().join("script.json");
     std::fs::write(&path, steps.to_string()).unwrap();
     format!("script = {:?}", path.display().to_string())

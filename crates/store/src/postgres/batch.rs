@@ -63,12 +63,13 @@ b AS (\
  FROM latest, locked WHERE c.id = latest.conversation_id AND locked.id = c.id) \
 SELECT new_id FROM u ORDER BY ord";
 
-/// What one job of a batch writes: a message, and the conversation it starts (if it does).
+/// What one job of a batch writes: messages of one conversation (a turn's opening and first
+/// attempt, or one message), and the conversation they start (if they do).
 pub(super) struct Write {
-    /// The conversation the message starts, written before it.
+    /// The conversation the messages start, written before them.
     pub conversation: Option<ConversationRow>,
-    /// The message.
-    pub message: MessageRow,
+    /// The messages, all of one conversation, in the order of their ids.
+    pub messages: Vec<MessageRow>,
 }
 
 /// The columns of a batch, one array each.
@@ -164,19 +165,20 @@ impl Columns {
     fn of<'a>(writes: impl Iterator<Item = &'a Write> + Clone) -> Self {
         let mut columns = Self::default();
         for write in writes.clone() {
-            if let Some(prompt) = &write.message.prompt
-                && !columns.prompt_hash.contains(&prompt.hash)
-            {
-                columns.prompt_hash.push(prompt.hash.clone());
-                columns.prompt_text.push(prompt.text.clone());
+            for prompt in write.messages.iter().filter_map(|m| m.prompt.as_ref()) {
+                if !columns.prompt_hash.contains(&prompt.hash) {
+                    columns.prompt_hash.push(prompt.hash.clone());
+                    columns.prompt_text.push(prompt.text.clone());
+                }
             }
             if let Some(started) = &write.conversation {
                 let c = &started.conversation;
                 // The statement does not bump what it inserts: start at the latest message.
                 let latest = writes
                     .clone()
-                    .filter(|w| w.message.conversation_id == c.id)
-                    .map(|w| w.message.created_at)
+                    .flat_map(|w| &w.messages)
+                    .filter(|m| m.conversation_id == c.id)
+                    .map(|m| m.created_at)
                     .fold(c.updated_at, i64::max);
                 columns.c_id.push(c.id.clone());
                 columns.c_user.push(c.user_id.clone());
@@ -187,7 +189,9 @@ impl Columns {
                 columns.c_created.push(c.created_at);
                 columns.c_updated.push(latest);
             }
-            columns.m.push(&write.message);
+            for message in &write.messages {
+                columns.m.push(message);
+            }
         }
         columns
     }
@@ -247,10 +251,25 @@ pub(super) async fn write<'a>(
 }
 
 impl Write {
+    /// One message, and the conversation it starts (if it does).
+    pub fn one(conversation: Option<ConversationRow>, message: MessageRow) -> Self {
+        Self {
+            conversation,
+            messages: vec![message],
+        }
+    }
+
+    /// The conversation of the messages.
+    pub fn conversation_id(&self) -> &str {
+        self.messages
+            .first()
+            .map_or("", |message| message.conversation_id.as_str())
+    }
+
     /// Whether PostgreSQL refuses this write whatever happens: a text holding NUL, or JSON
     /// holding the escape `\u0000` (which JSONB does not take).
     pub fn refused(&self) -> bool {
-        refused(&self.message)
+        self.messages.iter().any(refused)
             || self.conversation.as_ref().is_some_and(|started| {
                 let c = &started.conversation;
                 [&c.id, &c.user_id, &c.contract]
@@ -264,7 +283,7 @@ impl Write {
 }
 
 /// Whether PostgreSQL refuses the message `row` whatever happens.
-fn refused(row: &MessageRow) -> bool {
+pub(super) fn refused(row: &MessageRow) -> bool {
     let e = &row.encoded;
     let texts = [
         Some(&row.content),

@@ -1,5 +1,6 @@
-//! [`Writer`]: group commit for the PostgreSQL store. Every message write (with the conversation
-//! it starts, if any) is a job in a queue; a task takes every job waiting in its queue (up to
+//! [`Writer`]: group commit for the PostgreSQL store. Every write — one message, or a turn's
+//! opening and first attempt together ([`super::opening`]), with the conversation it starts, if
+//! any — is a job in a queue; a task takes every job waiting in its queue (up to
 //! [`MAX_BATCH`]) and writes them in one statement ([`super::batch`]): concurrent turns share a
 //! round trip and a commit instead of paying one each. While a batch is written the next one
 //! gathers, so batches grow with the load by themselves and a lone write goes out at once.
@@ -11,8 +12,10 @@
 //! PostgreSQL flushes concurrent commits together, so one lane alone would leave the database
 //! idle between its batches.
 //!
-//! Guarantees, as with one transaction per write: a job's caller is answered only once its
-//! batch is committed (`store_commit = "before_reply"`); a failed batch is written again job by
+//! Guarantees, as with one transaction per job: a job's messages are committed together (a
+//! turn's user message and first attempt: both or neither) and get their ids in the job's
+//! order; a job's caller is answered only once its batch is committed (`store_commit =
+//! "before_reply"`); a failed batch is written again job by
 //! job, so one bad write (a conversation that does not exist) never takes the others down; a
 //! job runs even when its caller has gone away. A deadlock, a serialisation failure or a prompt
 //! a sweeper deleted under the write is retried ([`ATTEMPTS`] in all).
@@ -39,14 +42,17 @@ const MAX_QUEUED: usize = 8192;
 const ATTEMPTS: usize = 3;
 
 /// Queues (and writing tasks), each a share of the conversations.
-const LANES: usize = 8;
+pub(super) const LANES: usize = 8;
+
+/// Where a job's messages' ids (or its error) go.
+type Reply = oneshot::Sender<Result<Vec<i64>, StoreError>>;
 
 /// One job of the queue.
 enum Job {
     /// A write; its result goes to `reply`, or, when nobody waits on it, to the log.
     Write {
         write: Box<Write>,
-        reply: Option<oneshot::Sender<Result<i64, StoreError>>>,
+        reply: Option<Reply>,
     },
     /// Answered once every job queued before it is written (or has failed).
     Barrier(oneshot::Sender<()>),
@@ -82,33 +88,59 @@ impl Writer {
         Self { lanes, failures }
     }
 
-    /// The queue of `write`'s conversation.
-    fn lane(&self, write: &Write) -> &mpsc::Sender<Job> {
+    /// The queue of the conversation `conversation_id`.
+    fn lane(&self, conversation_id: &str) -> &mpsc::Sender<Job> {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        write.message.conversation_id.hash(&mut hasher);
+        conversation_id.hash(&mut hasher);
         let index = usize::try_from(hasher.finish() % LANES as u64).unwrap_or(0);
         &self.lanes[index % self.lanes.len()]
     }
 
-    /// Writes `write` with the next batch; its message's id once committed.
-    pub async fn write(&self, write: Write) -> Result<i64, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.lane(&write)
-            .clone()
-            .send(Job::Write {
-                write: Box::new(write),
-                reply: Some(reply),
-            })
-            .await
-            .map_err(|_| StoreError::Closed)?;
-        answer.await.map_err(|_| StoreError::Closed)?
+    /// Writes `write` with the next batch; its messages' ids once committed.
+    pub async fn write(&self, write: Write) -> Result<Vec<i64>, StoreError> {
+        let lane = self.lane(write.conversation_id()).clone();
+        let mut write = Some(write);
+        self.write_taken(&lane, || write.take())
+            .await?
+            .ok_or(StoreError::Closed)
     }
 
-    /// Queues `write` (whose message has its id already) without waiting for its commit; waits
-    /// only for room in the queue.
+    /// Writes what `take` gives (messages of the conversation `conversation_id`) with the next
+    /// batch; its messages' ids once committed, or `None` when `take` gave nothing. `take` is
+    /// called once the queue has room, and the job is queued at once: a caller that goes away
+    /// while waiting for room has taken nothing, one that goes away later leaves a queued job,
+    /// which runs all the same.
+    pub async fn write_of(
+        &self,
+        conversation_id: &str,
+        take: impl FnOnce() -> Option<Write>,
+    ) -> Result<Option<Vec<i64>>, StoreError> {
+        let lane = self.lane(conversation_id).clone();
+        self.write_taken(&lane, take).await
+    }
+
+    async fn write_taken(
+        &self,
+        lane: &mpsc::Sender<Job>,
+        take: impl FnOnce() -> Option<Write>,
+    ) -> Result<Option<Vec<i64>>, StoreError> {
+        let room = lane.reserve().await.map_err(|_| StoreError::Closed)?;
+        let Some(write) = take() else {
+            return Ok(None);
+        };
+        let (reply, answer) = oneshot::channel();
+        room.send(Job::Write {
+            write: Box::new(write),
+            reply: Some(reply),
+        });
+        answer.await.map_err(|_| StoreError::Closed)?.map(Some)
+    }
+
+    /// Queues `write` (whose messages have their ids already, or take them from the batch)
+    /// without waiting for its commit; waits only for room in the queue.
     pub async fn write_detached(&self, write: Write) -> Result<(), StoreError> {
-        self.lane(&write)
+        self.lane(write.conversation_id())
             .clone()
             .send(Job::Write {
                 write: Box::new(write),
@@ -116,6 +148,39 @@ impl Writer {
             })
             .await
             .map_err(|_| StoreError::Closed)
+    }
+
+    /// Queues `write` from where nothing can wait (a destructor): at once when its queue has
+    /// room, else from a task of its own on the current runtime. Its failure is logged and
+    /// counted. Only a writer without a runtime (the process shutting down) loses it, and logs
+    /// that.
+    pub fn write_from_drop(&self, write: Write) {
+        let lane = self.lane(write.conversation_id()).clone();
+        let job = Job::Write {
+            write: Box::new(write),
+            reply: None,
+        };
+        let job = match lane.try_send(job) {
+            Ok(()) => return,
+            Err(mpsc::error::TrySendError::Full(job)) => job,
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.lost_from_drop();
+                return;
+            }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = lane.send(job).await;
+                });
+            }
+            Err(_) => self.lost_from_drop(),
+        }
+    }
+
+    fn lost_from_drop(&self) {
+        self.failures.inc();
+        tracing::error!("a turn's user message could not be queued: the store is closing");
     }
 
     /// Waits until every write queued before the call is committed or has failed.
@@ -155,8 +220,10 @@ async fn commit(pool: &PgPool, jobs: Vec<Job>, failures: &Counter) {
     if !writes.is_empty() {
         match write_with_retries(pool, writes.iter().map(|(w, _)| w.as_ref())).await {
             Ok(ids) => {
-                for ((_, reply), id) in writes.into_iter().zip(ids) {
-                    deliver(reply, Ok(id), failures);
+                let mut ids = ids.into_iter();
+                for (write, reply) in writes {
+                    let own: Vec<i64> = ids.by_ref().take(write.messages.len()).collect();
+                    deliver(reply, Ok(own), failures);
                 }
             }
             Err(error) if writes.len() == 1 => {
@@ -167,9 +234,7 @@ async fn commit(pool: &PgPool, jobs: Vec<Job>, failures: &Counter) {
             Err(_) => {
                 // One by one: each job gets its own outcome.
                 for (write, reply) in writes {
-                    let result = write_with_retries(pool, std::iter::once(write.as_ref()))
-                        .await
-                        .and_then(|ids| ids.first().copied().ok_or(StoreError::Closed));
+                    let result = write_with_retries(pool, std::iter::once(write.as_ref())).await;
                     deliver(reply, result, failures);
                 }
             }
@@ -199,11 +264,7 @@ async fn write_with_retries<'a>(
 }
 
 /// Answers a job's caller, or logs and counts its failure when nobody waits.
-fn deliver(
-    reply: Option<oneshot::Sender<Result<i64, StoreError>>>,
-    result: Result<i64, StoreError>,
-    failures: &Counter,
-) {
+fn deliver(reply: Option<Reply>, result: Result<Vec<i64>, StoreError>, failures: &Counter) {
     match reply {
         // The caller may have gone away: the write stands all the same.
         Some(reply) => {
@@ -212,7 +273,7 @@ fn deliver(
         None => {
             if let Err(error) = result {
                 failures.inc();
-                tracing::error!(%error, "a message answered before its commit could not be stored");
+                tracing::error!(%error, "a message nobody waited for could not be stored");
             }
         }
     }

@@ -176,7 +176,7 @@ impl TurnWrites for SqliteStore {
             .and_then(|conversation| Ok((conversation, self.message_row(first)?)));
         let (conversation, message) = match rows {
             Ok(rows) => rows,
-            Err(error) => return Box::pin(std::future::ready(Err(error))),
+            Err(error) => return Pending::new(std::future::ready(Err(error))),
         };
         let answered_first = self
             .answering_first()
@@ -198,9 +198,9 @@ impl TurnWrites for SqliteStore {
         match answered_first {
             Some((id, report)) => {
                 self.writer.write_detached(write, report);
-                Box::pin(std::future::ready(Ok(id)))
+                Pending::new(std::future::ready(Ok(id)))
             }
-            None => Box::pin(self.writer.write_soon(write)),
+            None => Pending::new(self.writer.write_soon(write)),
         }
     }
 

@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod after_reply;
+mod postgres_turns;
 mod postgres_writes;
 mod sqlite_upgrade;
 mod store;
