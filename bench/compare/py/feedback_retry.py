@@ -8,9 +8,13 @@ fixes a fault on the next attempt only when the feedback names what it broke (th
 of the broken place; a whole-reply fault is named by any feedback), so "fixed on the first
 retry" measures whether the feedback points at the right place. Read from the mock's request
 log: per turn, attempt 1's fault, and whether attempt 2 came and was clean. Faults that Bridle
-repairs without a retry (fence, prose, trailing comma) show as "repaired, no retry".
+repairs without a retry (fence, prose, trailing comma) show as "repaired, no retry". The rule
+faults (`broken_rule`: a `unique`, `less_than` or `implies` rule broken; `broken_expr`: an
+expression rule broken; the schema still met) apply only to contracts with such rules, and only
+to replies where a small edit can break one.
 
-usage: feedback_retry.py BRIDLE_BINARY [TURNS] [--json]  → a Markdown table (or JSON) on stdout
+usage: [FAULTS=a,b] [CONTRACTS=c,d] feedback_retry.py BRIDLE_BINARY [TURNS] [--json]
+       → a Markdown table (or JSON) on stdout
 """
 
 import json
@@ -23,8 +27,11 @@ import time
 import urllib.request
 
 FAULTS = ["fence", "prose", "trailing_comma", "wrong_key", "missing_required", "wrong_enum",
-          "truncate", "plain_text"]
+          "truncate", "plain_text", "broken_rule", "broken_expr"]
 CONTRACTS = ["selfhelp-response", "table-chat", "question-cards", "topic-analysis"]
+# A subset: FAULTS=broken_expr CONTRACTS=selfhelp-response feedback_retry.py BIN 100
+FAULTS = os.environ["FAULTS"].split(",") if os.environ.get("FAULTS") else FAULTS
+CONTRACTS = os.environ["CONTRACTS"].split(",") if os.environ.get("CONTRACTS") else CONTRACTS
 KEY = "bench-key-0123456789abcdef"
 
 

@@ -124,6 +124,17 @@ class Progress(Strict):
     topics_remaining: Optional[list[str]] = None
     milestones_reached: Optional[list[str]] = None
 
+    @model_validator(mode="after")
+    def rules(self):
+        if not RULES:
+            return self
+        covered, remaining = self.topics_covered, self.topics_remaining
+        if covered is not None and remaining is not None and set(covered) & set(remaining):
+            raise ValueError("a topic is either in topics_covered or in topics_remaining, never in both")
+        if self.percentage is not None and remaining and self.percentage >= 100:
+            raise ValueError("percentage is 100 only when topics_remaining is empty")
+        return self
+
 
 class Metadata(BaseModel):
     model: str = Field(min_length=1)
