@@ -106,6 +106,23 @@ pub struct ExprRule {
     source: String,
     program: Arc<IdedExpr>,
     message: Option<Template>,
+    /// Whether the expression reads `reply` and `context`: a variable it never reads is not
+    /// converted for it (the whole reply, as CEL values, costs more than most rules).
+    reads: Reads,
+}
+
+/// The free variables besides `this` an expression reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Reads {
+    reply: bool,
+    context: bool,
+}
+
+/// What [`vet`] counts and finds while it walks a tree.
+#[derive(Debug, Default)]
+struct Walk {
+    nodes: usize,
+    reads: Reads,
 }
 
 impl ExprRule {
@@ -155,12 +172,13 @@ impl ExprRule {
                 "the expression nests more than {MAX_TREE_DEPTH} operations deep; split a long chain of operators into several rules"
             )));
         }
-        let mut nodes = 0;
-        vet(&tree, &mut Vec::new(), &mut nodes)
+        let mut walk = Walk::default();
+        vet(&tree, &mut Vec::new(), &mut walk)
             .map_err(|(id, what)| fail(format!("{what} at {}", position(expr, &info, id))))?;
-        if nodes > MAX_NODES {
+        if walk.nodes > MAX_NODES {
             return Err(fail(format!(
-                "the expression has {nodes} parts; at most {MAX_NODES} are allowed"
+                "the expression has {} parts; at most {MAX_NODES} are allowed",
+                walk.nodes
             )));
         }
         let message = message.map(Template::parse).transpose().map_err(&fail)?;
@@ -170,6 +188,7 @@ impl ExprRule {
             source: expr.to_owned(),
             program: Arc::new(fuel::instrument(tree)),
             message,
+            reads: walk.reads,
         })
     }
 
@@ -206,15 +225,25 @@ impl ExprRule {
         let mut root = cel::Context::with_env(env());
         budget.install(&mut root);
         add_sum(&mut root);
-        root.add_variable_from_value("reply", inputs.reply().clone());
-        root.add_variable_from_value("context", inputs.context_value().clone());
+        if self.reads.reply {
+            root.add_variable_from_value("reply", inputs.reply().clone());
+        }
+        if self.reads.context {
+            root.add_variable_from_value("context", inputs.context_value().clone());
+        }
         let mut reported = 0;
         self.path.for_each_match(inputs.value, "", |pointer, matched| {
             if reported >= MAX_VIOLATIONS || budget.is_spent() {
                 return;
             }
             let mut scope = root.new_inner_scope();
-            scope.add_variable_from_value("this", to_cel(matched));
+            // The whole reply is converted once for every rule that reads it.
+            let this = if pointer.is_empty() {
+                inputs.reply().clone()
+            } else {
+                to_cel(matched)
+            };
+            scope.add_variable_from_value("this", this);
             let result = if budget.take(1) {
                 Cel::resolve(&self.program, &scope)
             } else {
@@ -422,19 +451,26 @@ fn explain(error: &ExecutionError) -> String {
 
 /// Walks the tree: counts nodes, and refuses a name that is not a variable (or a macro's own)
 /// and a call of a function outside [`FUNCTIONS`].
-fn vet(node: &IdedExpr, bound: &mut Vec<String>, nodes: &mut usize) -> Result<(), (u64, String)> {
-    *nodes += 1;
-    if *nodes > MAX_NODES {
+fn vet(node: &IdedExpr, bound: &mut Vec<String>, walk: &mut Walk) -> Result<(), (u64, String)> {
+    walk.nodes += 1;
+    if walk.nodes > MAX_NODES {
         return Ok(());
     }
 
     match &node.expr {
         Expr::Ident(name) => {
-            if !VARIABLES.contains(&name.as_str()) && !bound.iter().any(|b| b == name) {
-                return Err((
-                    node.id,
-                    format!("unknown name \"{name}\" (use this, reply or context)"),
-                ));
+            let shadowed = bound.iter().any(|b| b == name);
+            match name.as_str() {
+                _ if shadowed => {}
+                "reply" => walk.reads.reply = true,
+                "context" => walk.reads.context = true,
+                known if VARIABLES.contains(&known) => {}
+                _ => {
+                    return Err((
+                        node.id,
+                        format!("unknown name \"{name}\" (use this, reply or context)"),
+                    ));
+                }
             }
         }
         Expr::Call(call) => {
@@ -444,35 +480,35 @@ fn vet(node: &IdedExpr, bound: &mut Vec<String>, nodes: &mut usize) -> Result<()
                 return Err((node.id, format!("unknown function \"{name}\"")));
             }
             if let Some(target) = &call.target {
-                vet(target, bound, nodes)?;
+                vet(target, bound, walk)?;
             }
             for arg in &call.args {
-                vet(arg, bound, nodes)?;
+                vet(arg, bound, walk)?;
             }
         }
         Expr::Comprehension(c) => {
-            vet(&c.iter_range, bound, nodes)?;
-            vet(&c.accu_init, bound, nodes)?;
+            vet(&c.iter_range, bound, walk)?;
+            vet(&c.accu_init, bound, walk)?;
             let before = bound.len();
             bound.push(c.iter_var.clone());
             bound.extend(c.iter_var2.clone());
             bound.push(c.accu_var.clone());
             for part in [&c.loop_cond, &c.loop_step, &c.result] {
-                vet(part, bound, nodes)?;
+                vet(part, bound, walk)?;
             }
             bound.truncate(before);
         }
-        Expr::Select(select) => vet(&select.operand, bound, nodes)?,
+        Expr::Select(select) => vet(&select.operand, bound, walk)?,
         Expr::List(list) => {
             for element in &list.elements {
-                vet(element, bound, nodes)?;
+                vet(element, bound, walk)?;
             }
         }
         Expr::Map(map) => {
             for entry in &map.entries {
                 if let cel::common::ast::EntryExpr::MapEntry(e) = &entry.expr {
-                    vet(&e.key, bound, nodes)?;
-                    vet(&e.value, bound, nodes)?;
+                    vet(&e.key, bound, walk)?;
+                    vet(&e.value, bound, walk)?;
                 }
             }
         }
