@@ -7,6 +7,7 @@
 //! Prompt and reply text are in no span unless `capture_content` is on.
 
 mod receiver;
+mod writes;
 
 use crate::{create_conversation, fixture, serve_in, spawn_listening};
 use bridle_mock::LoggedRequest;
@@ -184,7 +185,22 @@ fn check_tree(traced: &Traced) -> Vec<Got> {
     assert_eq!(turn.str("bridle.turn.outcome"), "valid");
     assert_eq!(turn.int("bridle.turn.attempts"), 2);
 
-    let mut chats: Vec<Got> = children(spans, turn).into_iter().cloned().collect();
+    // Below the turn: its opening (the user's message, written while the model is called)
+    // and its attempts.
+    let below = children(spans, turn);
+    let openings: Vec<_> = below
+        .iter()
+        .filter(|s| s.name == "bridle.store.write")
+        .collect();
+    assert_eq!(openings.len(), 1, "{below:#?}");
+    assert_eq!(openings[0].str("bridle.record"), "user");
+    assert_eq!(openings[0].str("db.system.name"), "sqlite");
+    assert_eq!(openings[0].str("db.collection.name"), "messages");
+    let mut chats: Vec<Got> = below
+        .into_iter()
+        .filter(|s| s.name.starts_with("chat "))
+        .cloned()
+        .collect();
     chats.sort_by_key(|c| c.int("bridle.attempt.number"));
     assert_eq!(chats.len(), 2, "{}", all());
     for (n, chat) in chats.iter().enumerate() {
@@ -211,6 +227,7 @@ fn check_tree(traced: &Traced) -> Vec<Got> {
             .collect();
         assert_eq!(writes.len(), 1, "attempt {}: {below:#?}", n + 1);
         assert_eq!(writes[0].str("bridle.record"), "attempt");
+        assert_eq!(writes[0].str("db.operation.name"), "insert");
         // The mock saw the upstream call's own span as the parent.
         let parent = format!("00-{trace}-{}-01", calls[0].span_id);
         assert_eq!(
