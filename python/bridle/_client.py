@@ -28,10 +28,12 @@ T = TypeVar("T")
 class ApiError(BridleError):
     """An error answer of the gateway: its HTTP `status`, and the body's `type`, `code` and
     `message` (`{"error": {…}}`); `param` and `violations` when the API gives them,
-    `retry_after` (seconds) on a 429 or 503."""
+    `retry_after` (seconds) on a 429 or 503, and `request_id`: the request's id (the body's
+    `request_id`, else the `x-request-id` header) for a user to quote, in `str()` too."""
 
     def __init__(self, status: int, type: str, code: str, message: str, param: str | None = None,
-                 violations: list[dict[str, Any]] | None = None, retry_after: float | None = None):
+                 violations: list[dict[str, Any]] | None = None, retry_after: float | None = None,
+                 request_id: str | None = None):
         self.status = status
         self.type = type
         self.code = code
@@ -39,7 +41,11 @@ class ApiError(BridleError):
         self.param = param
         self.violations = violations or []
         self.retry_after = retry_after
-        super().__init__(f"{status} {code}: {message}")
+        self.request_id = request_id
+        text = f"{status} {code}: {message}"
+        if request_id:
+            text += f" (request id {request_id})"
+        super().__init__(text)
 
 
 def _typed(cls: type[T], data: Mapping[str, Any]) -> T:
@@ -131,6 +137,9 @@ def _error(response: httpx.Response) -> ApiError:
         retry_after = float(retry) if retry is not None else None
     except ValueError:
         retry_after = None
+    request_id = error.get("request_id")
+    if not isinstance(request_id, str) or not request_id:
+        request_id = response.headers.get("x-request-id") or None
     return ApiError(
         status=response.status_code,
         type=str(error.get("type", "http_error")),
@@ -139,6 +148,7 @@ def _error(response: httpx.Response) -> ApiError:
         param=error.get("param"),
         violations=error.get("violations"),
         retry_after=retry_after,
+        request_id=request_id,
     )
 
 

@@ -5,9 +5,11 @@ the API's type and code."""
 
 import asyncio
 
+import httpx
 import pytest
 
 import bridle
+from bridle._client import _error
 from conftest import ADMIN_KEY, USER_KEY, fault_of, requests
 
 
@@ -91,6 +93,32 @@ def test_errors_carry_the_api_type_and_code(gateway):
     assert (raised.value.status, raised.value.type, raised.value.code) == \
         (401, "authentication_error", "invalid_api_key")
     assert isinstance(raised.value, bridle.BridleError)
+
+
+def test_errors_carry_the_request_id_to_quote(gateway):
+    server, _ = gateway()
+    with bridle.Client(server.url, USER_KEY) as api:
+        with pytest.raises(bridle.ApiError) as raised:
+            api.send("0190aaaa-0000-7000-8000-000000000000", "hello")
+    error = raised.value
+    assert error.request_id, "the body's request_id"
+    assert str(error).endswith(f"(request id {error.request_id})"), str(error)
+    # The body's id is the response's header.
+    answer = httpx.post(f"{server.url}/v1/conversations/0190aaaa-0000-7000-8000-000000000000"
+                        "/messages", json={"content": "hello"},
+                        headers={"Authorization": f"Bearer {USER_KEY}",
+                                 "x-request-id": "quote-me-42"})
+    assert answer.status_code == 404
+    assert answer.headers["x-request-id"] == "quote-me-42"
+    assert _error(answer).request_id == "quote-me-42"
+    # An answer whose body has no request id (a method the route does not take): the header's.
+    answer = httpx.delete(f"{server.url}/v1/conversations",
+                          headers={"x-request-id": "from-the-header"})
+    assert answer.status_code >= 400
+    assert "request_id" not in answer.text
+    error = _error(answer)
+    assert error.request_id == "from-the-header"
+    assert "(request id from-the-header)" in str(error)
 
 
 def test_the_admin_api(gateway):

@@ -7,7 +7,7 @@ use crate::config::{Config, ModelConfig, ProviderKind};
 use crate::events::{EventSink, TurnEvent};
 use crate::given_chat::GivenChat;
 use crate::metrics::EngineMetrics;
-use crate::policy::{SafetyConfigError, SafetyPolicy};
+use crate::policy::{SafetyConfigError, SafetyDecision, SafetyPolicy};
 use crate::providers::gemini::GeminiOptions;
 use crate::providers::openai::Azure;
 use crate::providers::{
@@ -15,12 +15,14 @@ use crate::providers::{
 };
 use crate::providers::{ChatRequest, Role};
 use crate::store::{self, Conversation, ConversationStatus, NewConversation, Store, StoreError};
-use crate::turn::{TurnError, TurnInput, TurnOutcome, run_turn};
+use crate::turn::spans::StoreWrite;
+use crate::turn::{TurnError, TurnInput, TurnOutcome, run_turn, turn_span};
 use crate::turn_context::{self, TurnContext, UserTurn};
-use bridle_core::{ContractError, Contracts};
+use bridle_core::{Contract, ContractError, Contracts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use tracing::Instrument as _;
 
 /// Why an engine operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -380,24 +382,40 @@ impl Engine {
         answer::read_answers(answers.as_slice(), &shown, answer::MAX_TEXT_CHARS)
     }
 
-    /// Runs a turn, then applies the safety policy to its final message.
+    /// Runs a turn, then stores the conversation's next state and applies the safety policy to
+    /// its final message, all in the turn's span.
     async fn run(&self, input: TurnInput<'_>) -> Result<TurnOutcome, EngineError> {
         let conversation = input.conversation;
         let contract = input.contract;
-        let mut outcome = run_turn(input).await?;
+        let span = turn_span(&input);
+        let mut outcome = run_turn(input, &span).await?;
+        let decision = self
+            .after_turn(conversation, contract, &outcome)
+            .instrument(span)
+            .await?;
+        outcome.safety = Some(decision);
+        Ok(outcome)
+    }
+
+    /// What follows a turn that ended with `outcome`: the conversation's next state, then the
+    /// safety policy.
+    async fn after_turn(
+        &self,
+        conversation: &Conversation,
+        contract: &Contract,
+        outcome: &TurnOutcome,
+    ) -> Result<SafetyDecision, EngineError> {
+        let store = self.store.as_ref();
         if !outcome.fallback
             && let Some(state) = contract.next_state(&conversation.state, &outcome.value)
         {
-            self.store.set_state(&conversation.id, &state).await?;
+            StoreWrite::STATE
+                .traced(store, store.set_state(&conversation.id, &state))
+                .await?;
         }
         let decision = self
             .policy
-            .apply(
-                self.store.as_ref(),
-                conversation,
-                outcome.message_id,
-                &outcome.value,
-            )
+            .apply(store, conversation, outcome.message_id, &outcome.value)
             .await?;
         for action in &decision.actions {
             self.metrics.safety_action(
@@ -405,8 +423,7 @@ impl Engine {
                 action.as_str(),
             );
         }
-        outcome.safety = Some(decision);
-        Ok(outcome)
+        Ok(decision)
     }
 
     /// The safety policy.

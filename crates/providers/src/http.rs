@@ -292,9 +292,10 @@ pub enum Deadline {
 /// Sends a prepared request with the provider's timeout; a non-success status becomes a
 /// [`ProviderError::Status`] with the message `message` reads from its body.
 ///
-/// The request is made in a client span of its own (`POST`, with the endpoint's host, port and
-/// path, never its query), whose `traceparent` it carries to the provider
-/// ([`crate::trace_context::inject`]).
+/// The request carries the `traceparent` of the span in force (an attempt's `chat` span, the
+/// client span of the model call in the GenAI conventions) to the provider
+/// ([`crate::trace_context::inject`]), and records on that span the endpoint's host and port
+/// and the response's status: no span of its own, one span fewer per attempt.
 pub async fn send(
     builder: reqwest::RequestBuilder,
     timeout: Duration,
@@ -307,47 +308,32 @@ pub async fn send(
     };
     let (client, request) = builder.build_split();
     let mut request = request.map_err(|e| send_error(&e, timeout))?;
-    let span = client_span(&request);
-    let exchange = async {
-        crate::trace_context::inject(request.headers_mut());
-        let response = match deadline {
-            Deadline::Whole => client.execute(request).await,
-            Deadline::Headers => tokio::time::timeout(timeout, client.execute(request))
-                .await
-                .map_err(|_| ProviderError::Timeout(timeout))?,
-        }
-        .map_err(|e| send_error(&e, timeout))?;
-        let status = i64::from(response.status().as_u16());
-        tracing::Span::current().record("http.response.status_code", status);
-        if response.status().is_success() {
-            Ok(response)
-        } else {
-            Err(status_error(response, message).await)
-        }
-    };
-    let result = tracing::Instrument::instrument(exchange, span.clone()).await;
-    if let Err(error) = &result {
-        span.record("error.type", error.kind());
-        span.record("otel.status_code", "ERROR");
+    let span = tracing::Span::current();
+    crate::trace_context::inject(request.headers_mut());
+    if !span.is_disabled() {
+        let url = request.url();
+        span.record("server.address", url.host_str().unwrap_or(""));
+        span.record(
+            "server.port",
+            i64::from(url.port_or_known_default().unwrap_or(0)),
+        );
     }
-    result
-}
-
-/// The client span of one upstream request (OpenTelemetry's HTTP client conventions).
-fn client_span(request: &reqwest::Request) -> tracing::Span {
-    let url = request.url();
-    tracing::info_span!(
-        target: crate::trace_context::SPAN_TARGET,
-        "POST",
-        otel.kind = "client",
-        otel.status_code = tracing::field::Empty,
-        http.request.method = request.method().as_str(),
-        server.address = url.host_str().unwrap_or(""),
-        server.port = i64::from(url.port_or_known_default().unwrap_or(0)),
-        url.path = url.path(),
-        http.response.status_code = tracing::field::Empty,
-        error.type = tracing::field::Empty,
-    )
+    let response = match deadline {
+        Deadline::Whole => client.execute(request).await,
+        Deadline::Headers => tokio::time::timeout(timeout, client.execute(request))
+            .await
+            .map_err(|_| ProviderError::Timeout(timeout))?,
+    }
+    .map_err(|e| send_error(&e, timeout))?;
+    span.record(
+        "http.response.status_code",
+        i64::from(response.status().as_u16()),
+    );
+    if response.status().is_success() {
+        Ok(response)
+    } else {
+        Err(status_error(response, message).await)
+    }
 }
 
 /// Reads a successful JSON response body — as it came: it is stored as the attempt's raw

@@ -35,8 +35,14 @@ const MAX_ENDPOINT_CHARS: usize = 2048;
 const MAX_SERVICE_NAME_CHARS: usize = 255;
 /// How long one export may take, and how long the stop waits for the last one.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Spans waiting for export at most (more are dropped, never held up).
-const MAX_QUEUED_SPANS: usize = 8192;
+/// Spans waiting for export at most (more are dropped, never held up): two full batches.
+const MAX_QUEUED_SPANS: usize = 2 * EXPORT_BATCH_SPANS;
+/// Spans an export carries at most: a large batch, so that a busy gateway makes few exports
+/// (each one an HTTP request or gRPC call of the exporter's thread).
+const EXPORT_BATCH_SPANS: usize = 2048;
+/// How long a span waits for the next export at most (an export starts sooner when a batch is
+/// full).
+const EXPORT_EVERY: Duration = Duration::from_secs(1);
 
 /// How spans travel to the collector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -206,8 +212,8 @@ impl Telemetry {
         .map_err(|e| TelemetryError(format!("the OTLP exporter: {e}")))?;
         let batch = BatchConfigBuilder::default()
             .with_max_queue_size(MAX_QUEUED_SPANS)
-            .with_max_export_batch_size(512)
-            .with_scheduled_delay(Duration::from_millis(500))
+            .with_max_export_batch_size(EXPORT_BATCH_SPANS)
+            .with_scheduled_delay(EXPORT_EVERY)
             .build();
         let processor = BatchSpanProcessor::builder(exporter)
             .with_batch_config(batch)

@@ -30,6 +30,7 @@ pub use crisis::{BLOCKED_DE, BLOCKED_EN, CRISIS_DE, CRISIS_EN, FALLBACK_LANGUAGE
 pub use decision::{Action, Assessment, DangerLevel, NO_LEVEL, Plan, SafetyDecision};
 
 use crate::store::{Conversation, ConversationStatus, NewSafetyEvent, Store, StoreError, now_ms};
+use crate::turn::spans::StoreWrite;
 use crisis::CrisisTexts;
 use notify::{Notification, Notifier, WEBHOOK_EVENT};
 use serde_json::Value;
@@ -80,9 +81,8 @@ impl SafetyPolicy {
         // Block first, so no further message gets through while administrators are notified.
         // A store error here is returned only after the notification and the event were tried.
         let block_result = if plan.blocks() {
-            let result = store
-                .set_status(&conversation.id, ConversationStatus::Blocked)
-                .await;
+            let block = store.set_status(&conversation.id, ConversationStatus::Blocked);
+            let result = StoreWrite::STATUS.traced(store, block).await;
             decision.blocked = matches!(result, Ok(true));
             decision.crisis_resources = Some(self.crisis_resources(language(value)).to_owned());
             Some(result)
@@ -119,7 +119,9 @@ impl SafetyPolicy {
             action: event_action.as_str().to_owned(),
             notified_at,
         };
-        let recorded = store.record_safety_event(&event).await;
+        let recorded = StoreWrite::SAFETY_EVENT
+            .traced(store, store.record_safety_event(&event))
+            .await;
         tracing::info!(
             conversation_id = %conversation.id,
             message_id,

@@ -34,7 +34,7 @@ mod checks;
 mod prompt;
 mod records;
 mod router;
-mod spans;
+pub(crate) mod spans;
 
 use crate::config::RetryPolicy;
 use crate::engine::Model;
@@ -167,11 +167,19 @@ pub enum TurnError {
     },
 }
 
-/// Runs one turn.
-pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
+/// The span of a turn on `input` (`bridle.turn`; disabled when telemetry is off): what
+/// [`run_turn`] runs in, and what follows the turn (its state, its safety policy) after it.
+pub fn turn_span(input: &TurnInput<'_>) -> tracing::Span {
+    spans::turn(input.contract, input.model)
+}
+
+/// Runs one turn in `span` (from [`turn_span`]), recording its outcome there.
+pub async fn run_turn(
+    input: TurnInput<'_>,
+    span: &tracing::Span,
+) -> Result<TurnOutcome, TurnError> {
     let metrics = input.metrics;
     let label = metrics.contract_label(input.contract);
-    let span = spans::turn(input.contract, input.model);
     let result = attempts(&input, &label).instrument(span.clone()).await;
     let (outcome, attempts) = match &result {
         Ok(outcome) if outcome.fallback => ("fallback", Some(outcome.attempts)),
@@ -182,7 +190,7 @@ pub async fn run_turn(input: TurnInput<'_>) -> Result<TurnOutcome, TurnError> {
         Err(TurnError::Store(_)) => ("store_error", None),
     };
     metrics.turn(&label, outcome, attempts);
-    spans::turn_ended(&span, outcome, attempts);
+    spans::turn_ended(span, outcome, attempts);
     result
 }
 

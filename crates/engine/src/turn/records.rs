@@ -2,6 +2,7 @@
 //! it) and the records of its user message, attempts (each naming the configured model it went
 //! to and, when it is not the turn's own, why), cancelled attempts and fallback.
 
+use super::spans::StoreWrite;
 use super::{TurnError, TurnInput};
 use crate::engine::Model;
 use crate::providers::Completion;
@@ -25,8 +26,9 @@ impl Opening {
     /// Starts storing `user` (with the conversation when the turn starts it).
     pub(super) fn start(input: &TurnInput<'_>, user: &NewMessage) -> Self {
         let conversation = input.new_conversation.then_some(input.conversation);
+        let pending = input.store.open_turn(conversation, user);
         Self {
-            pending: Some(input.store.open_turn(conversation, user)),
+            pending: Some(traced_opening(input.store, pending)),
             id: 0,
             max_bytes: input.contract.limits().max_bytes,
         }
@@ -41,11 +43,10 @@ impl Opening {
     ) -> Result<i64, StoreError> {
         crate::bounded::bound(record, self.max_bytes);
         let what = if record.is_fallback {
-            "fallback"
+            StoreWrite::FALLBACK
         } else {
-            "attempt"
+            StoreWrite::ATTEMPT
         };
-        let span = super::spans::store_write(what);
         let write = async {
             match self.pending.take() {
                 Some(opening) => {
@@ -56,11 +57,7 @@ impl Opening {
                 None => store.record_message(record).await,
             }
         };
-        let result = tracing::Instrument::instrument(write, span.clone()).await;
-        if result.is_err() {
-            span.record("otel.status_code", "ERROR");
-        }
-        result
+        what.traced(store, write).await
     }
 
     /// The user message's id, once stored.
@@ -70,6 +67,23 @@ impl Opening {
         }
         Ok(self.id)
     }
+}
+
+/// The opening's write in a span of its own (with telemetry on), a child of the turn's: the
+/// write runs while the model is called, so the span is carried by a task of its own that
+/// awaits it — it ends when the write does, not when the turn settles the opening.
+fn traced_opening(store: &dyn Store, pending: Pending<i64>) -> Pending<i64> {
+    let span = StoreWrite::USER.span(store);
+    if span.is_disabled() {
+        return pending;
+    }
+    let write = async move {
+        let result = pending.await;
+        super::spans::failed_write(&tracing::Span::current(), &result);
+        result
+    };
+    let task = tokio::spawn(tracing::Instrument::instrument(write, span));
+    Box::pin(async move { task.await.map_err(|_| StoreError::Closed)? })
 }
 
 /// The client went away during `attempt`: the attempt is stored as cancelled, with what had

@@ -1,16 +1,18 @@
 //! The spans of a turn: the turn itself (contract, outcome, attempts), each attempt in the
 //! OpenTelemetry GenAI conventions (`chat {model}`: operation, provider, requested and
 //! answering model, tokens; and Bridle's attempt number, outcome, repairs and violations), and
-//! each store write. They go to the telemetry layer only (target
+//! each store write ([`StoreWrite`]: the opening, attempts, fallback, state, status, safety
+//! events). They go to the telemetry layer only (target
 //! [`SPAN_TARGET`]); with telemetry off they are never built. Prompt and reply text go into an
 //! attempt's span only with `[telemetry] capture_content = true`.
 
 use crate::engine::Model;
 use crate::providers::trace_context::{SPAN_TARGET, capture_content};
 use crate::providers::{ChatMessage, Completion, ProviderError};
+use crate::store::{Store, StoreError};
 use bridle_core::{Checked, Contract, Violation};
-use tracing::Span;
 use tracing::field::Empty;
+use tracing::{Instrument as _, Span};
 
 /// The turn's span, before its outcome is known.
 pub(super) fn turn(contract: &Contract, model: &Model) -> Span {
@@ -62,6 +64,9 @@ pub(super) fn attempt(attempt: u32, model: &Model) -> Span {
         gen_ai.system = provider,
         gen_ai.provider.name = provider,
         gen_ai.request.model = model.settings.model.as_str(),
+        server.address = Empty,
+        server.port = Empty,
+        http.response.status_code = Empty,
         gen_ai.response.model = Empty,
         gen_ai.usage.input_tokens = Empty,
         gen_ai.usage.output_tokens = Empty,
@@ -144,14 +149,88 @@ fn count(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
-/// One write of a turn's record (`what`: `attempt`, `fallback`) to the store.
-pub(super) fn store_write(what: &'static str) -> Span {
-    tracing::info_span!(
-        target: SPAN_TARGET,
-        "bridle.store.write",
-        db.operation.name = "insert",
-        db.collection.name = "messages",
-        bridle.record = what,
-        otel.status_code = Empty,
-    )
+/// One write of a turn to the store, in the OpenTelemetry database conventions
+/// (`db.system.name`, `db.operation.name`, `db.collection.name`) and Bridle's `bridle.record`:
+/// what was written.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StoreWrite {
+    operation: &'static str,
+    collection: &'static str,
+    record: &'static str,
+}
+
+impl StoreWrite {
+    /// The user's message, with the conversation when the turn starts it (the turn's opening).
+    pub(crate) const USER: Self = Self::insert("messages", "user");
+    /// An attempt's record.
+    pub(crate) const ATTEMPT: Self = Self::insert("messages", "attempt");
+    /// The fallback's record.
+    pub(crate) const FALLBACK: Self = Self::insert("messages", "fallback");
+    /// The conversation's state after a valid reply.
+    pub(crate) const STATE: Self = Self::update("conversations", "state");
+    /// The conversation's status (blocked by the safety policy).
+    pub(crate) const STATUS: Self = Self::update("conversations", "status");
+    /// A safety event.
+    pub(crate) const SAFETY_EVENT: Self = Self::insert("safety_events", "safety_event");
+
+    const fn insert(collection: &'static str, record: &'static str) -> Self {
+        Self {
+            operation: "insert",
+            collection,
+            record,
+        }
+    }
+
+    const fn update(collection: &'static str, record: &'static str) -> Self {
+        Self {
+            operation: "update",
+            collection,
+            record,
+        }
+    }
+
+    /// The span of this write to `store` (disabled when telemetry is off), a child of the
+    /// span in force.
+    pub(crate) fn span(self, store: &dyn Store) -> Span {
+        tracing::info_span!(
+            target: SPAN_TARGET,
+            "bridle.store.write",
+            db.system.name = db_system(store.backend()),
+            db.operation.name = self.operation,
+            db.collection.name = self.collection,
+            bridle.record = self.record,
+            otel.status_code = Empty,
+        )
+    }
+
+    /// Runs `write` (this write, to `store`) in its span; a failure marks the span.
+    pub(crate) async fn traced<T>(
+        self,
+        store: &dyn Store,
+        write: impl Future<Output = Result<T, StoreError>>,
+    ) -> Result<T, StoreError> {
+        let span = self.span(store);
+        if span.is_disabled() {
+            return write.await;
+        }
+        let result = write.instrument(span.clone()).await;
+        failed_write(&span, &result);
+        result
+    }
+}
+
+/// Marks `span` failed when `result` is an error.
+pub(crate) fn failed_write<T>(span: &Span, result: &Result<T, StoreError>) {
+    if result.is_err() {
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The store's backend as the database conventions name it (`db.system.name`).
+fn db_system(backend: &str) -> &'static str {
+    match backend {
+        "sqlite" => "sqlite",
+        "postgres" => "postgresql",
+        _ => "other_sql",
+    }
 }

@@ -2,11 +2,12 @@
 //! test OTLP receiver ([`receiver`]) over HTTP/protobuf and over gRPC. One turn meets an HTTP
 //! 500 on its first attempt and a valid reply on its second; the caller sends a W3C
 //! `traceparent`. The spans the receiver gets (flushed when the server stops on SIGTERM) form
-//! the tree request → turn → attempts → upstream call and store write, with their attributes;
-//! the mock saw each upstream call's `traceparent` in the same trace, naming the call's span.
+//! the tree request → turn → opening and attempts → their store writes, with their attributes;
+//! the mock saw each upstream call's `traceparent` in the same trace, naming its attempt's span.
 //! Prompt and reply text are in no span unless `capture_content` is on.
 
 mod receiver;
+mod writes;
 
 use crate::{create_conversation, fixture, serve_in, spawn_listening};
 use bridle_mock::LoggedRequest;
@@ -184,7 +185,22 @@ fn check_tree(traced: &Traced) -> Vec<Got> {
     assert_eq!(turn.str("bridle.turn.outcome"), "valid");
     assert_eq!(turn.int("bridle.turn.attempts"), 2);
 
-    let mut chats: Vec<Got> = children(spans, turn).into_iter().cloned().collect();
+    // Below the turn: its opening (the user's message, written while the model is called)
+    // and its attempts.
+    let below = children(spans, turn);
+    let openings: Vec<_> = below
+        .iter()
+        .filter(|s| s.name == "bridle.store.write")
+        .collect();
+    assert_eq!(openings.len(), 1, "{below:#?}");
+    assert_eq!(openings[0].str("bridle.record"), "user");
+    assert_eq!(openings[0].str("db.system.name"), "sqlite");
+    assert_eq!(openings[0].str("db.collection.name"), "messages");
+    let mut chats: Vec<Got> = below
+        .into_iter()
+        .filter(|s| s.name.starts_with("chat "))
+        .cloned()
+        .collect();
     chats.sort_by_key(|c| c.int("bridle.attempt.number"));
     assert_eq!(chats.len(), 2, "{}", all());
     for (n, chat) in chats.iter().enumerate() {
@@ -197,28 +213,25 @@ fn check_tree(traced: &Traced) -> Vec<Got> {
         assert_eq!(chat.str("gen_ai.system"), "openai");
         assert_eq!(chat.str("gen_ai.request.model"), "mock-model");
         assert_eq!(chat.str("bridle.model"), "up");
-        // Below each attempt: its upstream call and its store write.
-        let below = children(spans, chat);
-        let calls: Vec<_> = below.iter().filter(|s| s.name == "POST").collect();
-        assert_eq!(calls.len(), 1, "attempt {}: {below:#?}", n + 1);
-        assert_eq!(calls[0].kind, CLIENT);
-        assert_eq!(calls[0].str("url.path"), "/v1/chat/completions");
+        // The attempt is the client span of its upstream call (no span of its own): the
+        // endpoint and the status are on it, and the mock saw it as the parent.
+        assert_eq!(chat.str("server.address"), "127.0.0.1");
+        assert!(chat.int("server.port") > 0);
         let status = if n == 0 { 500 } else { 200 };
-        assert_eq!(calls[0].int("http.response.status_code"), status);
-        let writes: Vec<_> = below
-            .iter()
-            .filter(|s| s.name == "bridle.store.write")
-            .collect();
-        assert_eq!(writes.len(), 1, "attempt {}: {below:#?}", n + 1);
-        assert_eq!(writes[0].str("bridle.record"), "attempt");
-        // The mock saw the upstream call's own span as the parent.
-        let parent = format!("00-{trace}-{}-01", calls[0].span_id);
+        assert_eq!(chat.int("http.response.status_code"), status);
+        let parent = format!("00-{trace}-{}-01", chat.span_id);
         assert_eq!(
             traced.upstream[n].traceparent.as_deref(),
             Some(parent.as_str()),
             "upstream request {}",
             n + 1
         );
+        // Below each attempt: its store write, only.
+        let below = children(spans, chat);
+        assert_eq!(below.len(), 1, "attempt {}: {below:#?}", n + 1);
+        assert_eq!(below[0].name, "bridle.store.write");
+        assert_eq!(below[0].str("bridle.record"), "attempt");
+        assert_eq!(below[0].str("db.operation.name"), "insert");
     }
     assert_eq!(chats[0].str("bridle.attempt.outcome"), "provider_error");
     assert_eq!(chats[0].str("error.type"), "status");
