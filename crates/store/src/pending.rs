@@ -39,6 +39,21 @@ impl<T> Pending<T> {
         }
     }
 
+    /// The same write with its future wrapped by `wrap` (to run it in a tracing span, say);
+    /// what the store holds back stays with it, so the next write can still take it along.
+    pub fn wrapped<F>(
+        self,
+        wrap: impl FnOnce(BoxFuture<'static, Result<T, StoreError>>) -> F,
+    ) -> Self
+    where
+        F: Future<Output = Result<T, StoreError>> + Send + 'static,
+    {
+        Self {
+            future: Box::pin(wrap(self.future)),
+            held: self.held,
+        }
+    }
+
     /// What the store holds back, when it is an `H`.
     pub(crate) fn held<H: Any + Send + Sync>(&self) -> Option<Arc<H>> {
         self.held.clone()?.downcast().ok()

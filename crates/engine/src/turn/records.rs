@@ -69,21 +69,24 @@ impl Opening {
     }
 }
 
-/// The opening's write in a span of its own (with telemetry on), a child of the turn's: the
-/// write runs while the model is called, so the span is carried by a task of its own that
-/// awaits it — it ends when the write does, not when the turn settles the opening.
+/// The opening's write in a span of its own (with telemetry on), a child of the turn's. The
+/// span is entered whenever the write is polled and ends when the turn has settled the opening:
+/// once the write is committed (SQLite), or when the first record takes the held user message
+/// along into its own write (PostgreSQL: then that record's span covers the commit). No task
+/// of its own awaits it: that would make PostgreSQL write the opening alone, two commits a turn.
 fn traced_opening(store: &dyn Store, pending: Pending<i64>) -> Pending<i64> {
     let span = StoreWrite::USER.span(store);
     if span.is_disabled() {
         return pending;
     }
-    let write = async move {
-        let result = pending.await;
-        super::spans::failed_write(&tracing::Span::current(), &result);
-        result
-    };
-    let task = tokio::spawn(tracing::Instrument::instrument(write, span));
-    Box::pin(async move { task.await.map_err(|_| StoreError::Closed)? })
+    pending.wrapped(move |write| {
+        let traced = async move {
+            let result = write.await;
+            super::spans::failed_write(&tracing::Span::current(), &result);
+            result
+        };
+        tracing::Instrument::instrument(traced, span)
+    })
 }
 
 /// The client went away during `attempt`: the attempt is stored as cancelled, with what had
