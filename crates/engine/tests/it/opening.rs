@@ -41,6 +41,24 @@ async fn postgres_a_failed_first_attempt_commits_with_the_user_message() {
     );
 }
 
+// With traces on, the opening's write has a span of its own; it must not make the write go
+// out alone. One thread, so that the subscriber (which enables every span) sees every task.
+#[tokio::test(flavor = "current_thread")]
+async fn postgres_with_traces_on_the_user_message_still_commits_with_the_first_attempt() {
+    let _traced = tracing::subscriber::set_default(tracing_subscriber::registry());
+    let (database, store) = postgres().await;
+    let engine = engine(Arc::clone(&store), "", "");
+    let conversation = engine
+        .start_conversation("ada", "selfhelp-response", json!({}))
+        .await
+        .unwrap();
+    let outcome = engine.send(&conversation.id, "Hi", None).await.unwrap();
+    assert_eq!(outcome.attempts, 1);
+    let writers = database.message_writers(&outcome.turn_id).await;
+    assert_eq!(writers.len(), 2, "user message and attempt");
+    assert_eq!(writers[0], writers[1], "one transaction");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_cancelled_stream_commits_with_the_user_message() {
     let (database, store) = postgres().await;
