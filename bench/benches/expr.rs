@@ -45,8 +45,13 @@ const RULES: [(&str, &str, &str); 5] = [
 
 fn bench(c: &mut Criterion) {
     let reply = valid_reply(10_000);
-    let blocks = reply["content"]["text_blocks"].as_array().map_or(0, Vec::len);
-    eprintln!("10KB reply: {} B, {blocks} text blocks", reply.to_string().len());
+    let blocks = reply["content"]["text_blocks"]
+        .as_array()
+        .map_or(0, Vec::len);
+    eprintln!(
+        "10KB reply: {} B, {blocks} text blocks",
+        reply.to_string().len()
+    );
     let context = Context::new().with("page", "settings");
     let inputs = ExprInputs::new(&reply, &context);
     let mut group = c.benchmark_group("expr_rule_10KB");
@@ -64,7 +69,9 @@ fn bench(c: &mut Criterion) {
         });
     }
     let contracts = Contracts::builtin().expect("built-in contracts");
-    let contract = contracts.get("selfhelp-response").expect("selfhelp-response");
+    let contract = contracts
+        .get("selfhelp-response")
+        .expect("selfhelp-response");
     let builtin: Vec<&DeclaredRule> = contract
         .rules()
         .iter()
