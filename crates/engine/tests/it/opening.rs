@@ -4,12 +4,22 @@
 //! model call and records nothing. Which transaction wrote a row is its `xmin`.
 
 use crate::turn::{engine, script};
-use bridle_engine::store::{self, MessageRole, Store, View};
-use bridle_engine::{EngineError, EventSink, TurnError};
+use bridle_engine::store::{self, Conversation, MessageRole, Store, View};
+use bridle_engine::{Engine, EngineError, EventSink, TurnError};
 use bridle_testkit::TestDatabase;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// An engine on `store` with the mock settings `mock`, and a `selfhelp-response` conversation.
+async fn started(store: &Arc<dyn Store>, mock: &str) -> (Engine, Conversation) {
+    let engine = engine(Arc::clone(store), mock, "");
+    let conversation = engine
+        .start_conversation("ada", "selfhelp-response", json!({}))
+        .await
+        .unwrap();
+    (engine, conversation)
+}
 
 async fn postgres() -> (TestDatabase, Arc<dyn Store>) {
     let database = TestDatabase::create().await;
@@ -22,11 +32,7 @@ async fn postgres_a_failed_first_attempt_commits_with_the_user_message() {
     let (database, store) = postgres().await;
     let dir = tempfile::tempdir().unwrap();
     let steps = json!({"turns": [{"attempts": [{"fault": {"kind": "http500"}}, {"valid": true}]}]});
-    let engine = engine(Arc::clone(&store), &script(&dir, &steps), "");
-    let conversation = engine
-        .start_conversation("ada", "selfhelp-response", json!({}))
-        .await
-        .unwrap();
+    let (engine, conversation) = started(&store, &script(&dir, &steps)).await;
     let outcome = engine.send(&conversation.id, "Hi", None).await.unwrap();
     assert_eq!(outcome.attempts, 2);
     let writers = database.message_writers(&outcome.turn_id).await;
@@ -47,11 +53,7 @@ async fn postgres_a_failed_first_attempt_commits_with_the_user_message() {
 async fn postgres_with_traces_on_the_user_message_still_commits_with_the_first_attempt() {
     let _traced = tracing::subscriber::set_default(tracing_subscriber::registry());
     let (database, store) = postgres().await;
-    let engine = engine(Arc::clone(&store), "", "");
-    let conversation = engine
-        .start_conversation("ada", "selfhelp-response", json!({}))
-        .await
-        .unwrap();
+    let (engine, conversation) = started(&store, "").await;
     let outcome = engine.send(&conversation.id, "Hi", None).await.unwrap();
     assert_eq!(outcome.attempts, 1);
     let writers = database.message_writers(&outcome.turn_id).await;
@@ -62,11 +64,7 @@ async fn postgres_with_traces_on_the_user_message_still_commits_with_the_first_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_cancelled_stream_commits_with_the_user_message() {
     let (database, store) = postgres().await;
-    let engine = engine(Arc::clone(&store), "", "");
-    let conversation = engine
-        .start_conversation("ada", "selfhelp-response", json!({}))
-        .await
-        .unwrap();
+    let (engine, conversation) = started(&store, "").await;
     // The client is gone before the first attempt starts.
     let (sink, events) = EventSink::channel(Duration::from_secs(60));
     drop(events);
@@ -96,11 +94,7 @@ async fn postgres_a_cancelled_stream_commits_with_the_user_message() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_a_turn_dropped_during_the_model_call_keeps_the_user_message() {
     let (_database, store) = postgres().await;
-    let engine = engine(Arc::clone(&store), "latency_ms = 30000", "");
-    let conversation = engine
-        .start_conversation("ada", "selfhelp-response", json!({}))
-        .await
-        .unwrap();
+    let (engine, conversation) = started(&store, "latency_ms = 30000").await;
     // The request goes away (a client disconnecting) while the model is still answering.
     let turn = engine.send(&conversation.id, "Still there?", None);
     assert!(

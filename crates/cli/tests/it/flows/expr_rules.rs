@@ -7,7 +7,6 @@
 use super::{Backend, Flow, replies};
 use crate::fixture;
 use bridle_core::Violation;
-use bridle_mock::LoggedRequest;
 use serde_json::{Value, json};
 
 /// The built-in contract's example with `topic` both covered and remaining.
@@ -64,22 +63,6 @@ async fn a_reply_breaking_a_builtin_expression_rule_is_retried_with_the_rule_nam
     assert!(attempts[1].data.violations.is_empty());
 }
 
-/// The mock's request log, then cleared.
-async fn mock_log(flow: &Flow) -> Vec<LoggedRequest> {
-    let url = format!("{}/_mock/requests", flow.mock_url);
-    let log = flow
-        .client
-        .get(&url)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    flow.client.delete(&url).send().await.unwrap();
-    log
-}
-
 #[tokio::test]
 async fn the_mocks_broken_expressions_are_fixed_on_the_first_retry_on_postgres() {
     // Every first reply breaks an expression rule when one can be broken; the mock mends it
@@ -106,7 +89,7 @@ async fn the_mocks_broken_expressions_are_fixed_on_the_first_retry_on_postgres()
             completion.body
         );
     }
-    let log = mock_log(&flow).await;
+    let log = flow.mock_log().await;
     let mut faulty = 0;
     for (i, entry) in log.iter().enumerate() {
         if entry.answer.attempt != Some(1) || entry.answer.fault.is_none() {

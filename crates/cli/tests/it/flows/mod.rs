@@ -332,11 +332,10 @@ impl Flow {
         serde_json::from_value(body).unwrap()
     }
 
-    /// The chats the model received since the last call (the mock's request log, then
-    /// cleared), in order.
-    pub async fn sent(&self) -> Vec<SentChat> {
+    /// The mock's request log since the last call (then cleared), in order.
+    pub async fn mock_log(&self) -> Vec<bridle_mock::LoggedRequest> {
         let url = format!("{}/_mock/requests", self.mock_url);
-        let log: Vec<bridle_mock::LoggedRequest> = self
+        let log = self
             .client
             .get(&url)
             .send()
@@ -347,7 +346,15 @@ impl Flow {
             .unwrap();
         let cleared = self.client.delete(&url).send().await.unwrap();
         assert!(cleared.status().is_success());
-        log.into_iter()
+        log
+    }
+
+    /// The chats the model received since the last call (the mock's request log, then
+    /// cleared), in order.
+    pub async fn sent(&self) -> Vec<SentChat> {
+        self.mock_log()
+            .await
+            .into_iter()
             .map(|entry| {
                 assert_eq!(entry.path, "/v1/chat/completions");
                 assert_eq!(entry.answer.status, 200, "{entry:?}");
