@@ -16,6 +16,17 @@ async fn open(database: &TestDatabase) -> Arc<dyn Store> {
 }
 
 /// The transaction that last wrote the conversation `id`.
+/// A turn that starts its conversation, its user message ("hi") opened on `store`.
+fn opened(store: &dyn Store) -> (Conversation, String, bridle_store::Pending<i64>) {
+    let conversation = Conversation::start(&new_conversation("alice", "tutor"));
+    let turn = turn_id();
+    let opening = store.open_turn(
+        Some(&conversation),
+        &user_message(&conversation, &turn, "hi"),
+    );
+    (conversation, turn, opening)
+}
+
 async fn conversation_writer(database: &TestDatabase, id: &str) -> String {
     let raw = PgPool::connect(&database.url).await.unwrap();
     let writer = sqlx::query_scalar("SELECT xmin::text FROM conversations WHERE id = $1")
@@ -47,12 +58,7 @@ async fn a_turns_opening_and_first_attempt_are_one_transaction() {
     let database = TestDatabase::create().await;
     let store = open(&database).await;
     // A turn that starts its conversation: conversation, user message and first attempt.
-    let conversation = Conversation::start(&new_conversation("alice", "tutor"));
-    let turn = turn_id();
-    let opening = store.open_turn(
-        Some(&conversation),
-        &user_message(&conversation, &turn, "hi"),
-    );
+    let (conversation, turn, opening) = opened(&*store);
     let (first, attempt) = store
         .record_after(opening, &valid_attempt(&conversation, &turn, 1, "hello"))
         .await
@@ -121,12 +127,7 @@ async fn an_opening_awaited_by_itself_is_written_by_itself() {
 async fn an_attempt_postgres_refuses_leaves_the_user_message_stored() {
     let database = TestDatabase::create().await;
     let store = open(&database).await;
-    let conversation = Conversation::start(&new_conversation("alice", "tutor"));
-    let turn = turn_id();
-    let opening = store.open_turn(
-        Some(&conversation),
-        &user_message(&conversation, &turn, "hi"),
-    );
+    let (conversation, turn, opening) = opened(&*store);
     let mut refused = valid_attempt(&conversation, &turn, 1, "x");
     refused.content = "nul \0 inside".to_owned();
     assert!(store.record_after(opening, &refused).await.is_err());
@@ -139,12 +140,7 @@ async fn an_attempt_postgres_refuses_leaves_the_user_message_stored() {
 async fn a_turn_that_goes_away_while_its_write_is_queued_keeps_it() {
     let database = TestDatabase::create().await;
     let store = open(&database).await;
-    let conversation = Conversation::start(&new_conversation("alice", "tutor"));
-    let turn = turn_id();
-    let opening = store.open_turn(
-        Some(&conversation),
-        &user_message(&conversation, &turn, "hi"),
-    );
+    let (conversation, turn, opening) = opened(&*store);
     let attempt = valid_attempt(&conversation, &turn, 1, "hello");
     // Polled once (the job is queued), then dropped before its commit.
     let gone = tokio::time::timeout(Duration::ZERO, store.record_after(opening, &attempt)).await;
