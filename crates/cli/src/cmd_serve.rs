@@ -33,7 +33,7 @@ pub fn run(dirs: &[PathBuf], args: ServeArgs) -> Result<Outcome> {
     let loaded = match loaded {
         Ok(loaded) => loaded,
         Err(error) => {
-            crate::logging::init(None);
+            crate::logging::init();
             return Err(error).context("configuration");
         }
     };
@@ -49,11 +49,11 @@ pub fn run(dirs: &[PathBuf], args: ServeArgs) -> Result<Outcome> {
     let telemetry = match telemetry {
         Ok(telemetry) => telemetry,
         Err(error) => {
-            crate::logging::init(None);
+            crate::logging::init();
             return Err(error.into());
         }
     };
-    crate::logging::init(telemetry.as_ref());
+    crate::logging::init();
     crate::logging::apply(&loaded.log);
     let served = runtime.block_on(serve(
         loaded.config,

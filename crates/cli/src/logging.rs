@@ -73,10 +73,9 @@ fn filter() -> EnvFilter {
 }
 
 /// Installs the subscriber: `RUST_LOG` (or the default filter), the format of
-/// `BRIDLE__LOG__FORMAT` or the default one, to standard error; and beside it the export of
-/// traces when `telemetry` is on. The filters are per layer: the log's never takes the spans of
-/// target `otel`, the traces' takes only those.
-pub fn init(telemetry: Option<&bridle_server::Telemetry>) {
+/// `BRIDLE__LOG__FORMAT` or the default one, to standard error. (Traces are not the log's:
+/// `bridle_server::Telemetry` builds its spans with the OpenTelemetry SDK directly.)
+pub fn init() {
     let format = std::env::var(FORMAT_ENV)
         .ok()
         .and_then(|text| parse_format(&text))
@@ -85,7 +84,6 @@ pub fn init(telemetry: Option<&bridle_server::Telemetry>) {
     let installed = tracing_subscriber::registry()
         .with(RequestFields.with_filter(filter()))
         .with(output.with_filter(filter()))
-        .with(telemetry.map(bridle_server::Telemetry::layer))
         .try_init();
     if installed.is_ok() {
         JSON.store(format == LogFormat::Json, Ordering::Relaxed);

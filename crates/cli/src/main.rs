@@ -104,7 +104,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd_serve::run(&cli.contracts, args),
         command => {
             // Logs go to standard error (standard output carries the commands' results).
-            logging::init(None);
+            logging::init();
             run(command, &cli.contracts)
         }
     };

@@ -22,7 +22,6 @@ use bridle_core::{Contract, ContractError, Contracts};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use tracing::Instrument as _;
 
 /// Why an engine operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -388,13 +387,15 @@ impl Engine {
         let conversation = input.conversation;
         let contract = input.contract;
         let span = turn_span(&input);
-        let mut outcome = run_turn(input, &span).await?;
-        let decision = self
-            .after_turn(conversation, contract, &outcome)
-            .instrument(span)
-            .await?;
-        outcome.safety = Some(decision);
-        Ok(outcome)
+        let ran = async {
+            let mut outcome = run_turn(input, &span).await?;
+            let after = self.after_turn(conversation, contract, &outcome);
+            outcome.safety = Some(span.run(after).await?);
+            Ok(outcome)
+        }
+        .await;
+        span.end();
+        ran
     }
 
     /// What follows a turn that ended with `outcome`: the conversation's next state, then the

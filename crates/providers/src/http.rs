@@ -8,6 +8,7 @@ use super::{ProviderError, REDACTED, parse_retry_after};
 use eventsource_stream::{EventStreamError, Eventsource};
 use futures::StreamExt;
 use futures::stream::BoxStream;
+use opentelemetry::KeyValue;
 use serde_json::{Map, Value};
 use std::time::Duration;
 
@@ -308,15 +309,14 @@ pub async fn send(
     };
     let (client, request) = builder.build_split();
     let mut request = request.map_err(|e| send_error(&e, timeout))?;
-    let span = tracing::Span::current();
+    let span = crate::traces::TraceSpan::current();
     crate::trace_context::inject(request.headers_mut());
-    if !span.is_disabled() {
+    if span.is_recording() {
         let url = request.url();
-        span.record("server.address", url.host_str().unwrap_or(""));
-        span.record(
-            "server.port",
-            i64::from(url.port_or_known_default().unwrap_or(0)),
-        );
+        let host = url.host_str().unwrap_or("").to_owned();
+        span.set(KeyValue::new("server.address", host));
+        let port = url.port_or_known_default().unwrap_or(0);
+        span.set(KeyValue::new("server.port", i64::from(port)));
     }
     let response = match deadline {
         Deadline::Whole => client.execute(request).await,
@@ -325,10 +325,10 @@ pub async fn send(
             .map_err(|_| ProviderError::Timeout(timeout))?,
     }
     .map_err(|e| send_error(&e, timeout))?;
-    span.record(
-        "http.response.status_code",
-        i64::from(response.status().as_u16()),
-    );
+    span.set_with(|| {
+        let status = i64::from(response.status().as_u16());
+        KeyValue::new("http.response.status_code", status)
+    });
     if response.status().is_success() {
         Ok(response)
     } else {

@@ -13,6 +13,7 @@ pub mod http;
 pub mod mock;
 pub mod openai;
 pub mod trace_context;
+pub mod traces;
 mod utf8;
 
 pub use anthropic::Anthropic;

@@ -1,7 +1,7 @@
-//! The trace context of the span in force: its W3C trace id for logs and records
-//! ([`current_trace_id`]), the `traceparent`/`tracestate` headers it puts on an upstream request
-//! ([`inject`]) and reads from a caller's ([`extract`]), and whether spans may carry prompt and
-//! reply text ([`capture_content`]).
+//! The trace context of the span in force ([`crate::traces::TraceSpan`]): the
+//! `traceparent`/`tracestate` headers it puts on an upstream request ([`inject`]) and reads
+//! from a caller's ([`extract`]), and whether spans may carry prompt and reply text
+//! ([`capture_content`]).
 //!
 //! The headers are written and read by the process's OpenTelemetry propagator (the W3C one
 //! once the gateway's telemetry is on; before that, none, so nothing is sent or read). Only the
@@ -12,11 +12,6 @@ use opentelemetry::propagation::{Extractor, Injector};
 use opentelemetry::trace::TraceContextExt as _;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use std::sync::atomic::{AtomicBool, Ordering};
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-
-/// Where Bridle's own spans go: the telemetry layer takes this target (and the log's filter,
-/// which names crates, never does, so the spans do not change the log lines).
-pub const SPAN_TARGET: &str = "otel";
 
 static CAPTURE_CONTENT: AtomicBool = AtomicBool::new(false);
 
@@ -30,21 +25,13 @@ pub fn capture_content() -> bool {
     CAPTURE_CONTENT.load(Ordering::Relaxed)
 }
 
-/// The trace id of the span in force, as 32 lowercase hex digits; `None` when no trace is
-/// recorded (telemetry off, or outside any span of Bridle's).
-pub fn current_trace_id() -> Option<String> {
-    let context = tracing::Span::current().context();
-    let span = context.span();
-    let span_context = span.span_context();
-    span_context
-        .is_valid()
-        .then(|| span_context.trace_id().to_string())
-}
-
 /// Writes the span in force's `traceparent` (and `tracestate`) into `headers`; nothing when no
 /// trace is recorded.
 pub fn inject(headers: &mut HeaderMap) {
-    let context = tracing::Span::current().context();
+    let context = opentelemetry::Context::current();
+    if !context.has_active_span() {
+        return;
+    }
     opentelemetry::global::get_text_map_propagator(|propagator| {
         propagator.inject_context(&context, &mut HeaderInjector(headers));
     });
@@ -130,8 +117,7 @@ mod tests {
         assert_eq!(read.span().span_context().trace_state().header(), "");
         let junk = extract(&headers(&[("traceparent", "00-zz-yy-01")]));
         assert!(!junk.span().span_context().is_valid());
-        // Outside any recorded span there is no trace id, and nothing to send upstream.
-        assert_eq!(current_trace_id(), None);
+        // Outside any span there is nothing to send upstream.
         let mut out = HeaderMap::new();
         inject(&mut out);
         assert!(out.get("traceparent").is_none());

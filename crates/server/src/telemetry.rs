@@ -5,17 +5,19 @@
 //! [`request_span`], the server span of each HTTP request, continuing the caller's W3C
 //! `traceparent`.
 //!
-//! Off unless an endpoint is configured. Then every span of target
-//! [`SPAN_TARGET`](bridle_engine::providers::trace_context::SPAN_TARGET) — the request, the
-//! turn, its attempts, their upstream calls, store writes, safety notifications — goes to the
-//! [`Telemetry::layer`]; the log's filter never takes that target, so the log lines do not change.
+//! Off unless an endpoint is configured. Then [`Telemetry::start`] installs the tracer every
+//! span of Bridle's is built with ([`bridle_engine::providers::traces`]: the request, the turn,
+//! its attempts, store writes, safety notifications); the log is a separate thing, its lines do
+//! not change.
 
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use bridle_core::ConfigError;
-use bridle_engine::providers::trace_context::{self, SPAN_TARGET};
-use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+use bridle_engine::providers::trace_context;
+use bridle_engine::providers::traces::{self, TraceSpan};
+use opentelemetry::KeyValue;
+use opentelemetry::trace::SpanKind;
 use opentelemetry_otlp::{WithExportConfig as _, WithHttpConfig as _};
 use opentelemetry_sdk::trace::{
     BatchConfigBuilder, BatchSpanProcessor, Sampler, SdkTracerProvider,
@@ -23,12 +25,6 @@ use opentelemetry_sdk::trace::{
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
-use tracing::Instrument as _;
-use tracing::field::Empty;
-use tracing_opentelemetry::OpenTelemetrySpanExt as _;
-use tracing_subscriber::Layer;
-use tracing_subscriber::filter::{LevelFilter, Targets};
-use tracing_subscriber::registry::LookupSpan;
 
 /// Longest endpoint URL and service name accepted.
 const MAX_ENDPOINT_CHARS: usize = 2048;
@@ -236,26 +232,12 @@ impl Telemetry {
             opentelemetry_sdk::propagation::TraceContextPropagator::new(),
         );
         trace_context::set_capture_content(settings.capture_content);
+        if !traces::install(&provider) {
+            return Err(TelemetryError(
+                "traces were already started in this process".into(),
+            ));
+        }
         Ok(Some(Self { provider }))
-    }
-
-    /// The layer that turns Bridle's spans (target `otel`, and nothing else) into
-    /// OpenTelemetry spans.
-    pub fn layer<S>(&self) -> impl Layer<S> + use<S>
-    where
-        S: tracing::Subscriber + for<'span> LookupSpan<'span>,
-    {
-        let tracer = self.provider.tracer("bridle");
-        tracing_opentelemetry::layer()
-            .with_tracer(tracer)
-            .with_location(false)
-            .with_threads(false)
-            .with_target(false)
-            .with_tracked_inactivity(false)
-            // Nothing reads the OpenTelemetry context of the thread (the headers are written
-            // from the span's own): not switching it at every poll of a span's future.
-            .with_context_activation(false)
-            .with_filter(Targets::new().with_target(SPAN_TARGET, LevelFilter::INFO))
     }
 
     /// Exports what is still queued and stops; call it outside the async runtime, while the
@@ -270,29 +252,27 @@ impl Telemetry {
 /// Middleware: the server span of one request (`{method} {route}`, kind server, the route
 /// template and the response status), a child of the caller's `traceparent` when it sends one.
 pub async fn request_span(request: Request, next: Next) -> Response {
+    if !traces::enabled() {
+        return next.run(request).await;
+    }
     let method = crate::metrics::method_label(request.method());
     let route = request
         .extensions()
         .get::<MatchedPath>()
         .map_or("unmatched", MatchedPath::as_str)
         .to_owned();
-    let span = tracing::info_span!(
-        target: SPAN_TARGET,
-        "HTTP",
-        otel.name = format!("{method} {route}"),
-        otel.kind = "server",
-        otel.status_code = Empty,
-        http.request.method = method,
-        http.route = route.as_str(),
-        http.response.status_code = Empty,
-    );
-    if span.is_disabled() {
-        return next.run(request).await;
-    }
     let parent = trace_context::extract(request.headers());
-    if parent.span().span_context().is_valid() {
-        let _ = span.set_parent(parent);
-    }
+    let span = TraceSpan::start_under(
+        &parent,
+        format!("{method} {route}"),
+        SpanKind::Server,
+        || {
+            vec![
+                KeyValue::new("http.request.method", method),
+                KeyValue::new("http.route", route),
+            ]
+        },
+    );
     // A request that came without a trace of its own is stored (and logged) under the one
     // begun here, so that the admin console links its turns to it.
     let ids = request
@@ -301,27 +281,26 @@ pub async fn request_span(request: Request, next: Next) -> Response {
         .filter(|ids| ids.trace_id.is_none())
         .cloned()
         .and_then(|mut ids| {
-            let context = span.context();
-            let begun = context.span().span_context().clone();
-            begun.is_valid().then(|| {
-                ids.trace_id = Some(begun.trace_id().to_string());
-                ids
-            })
+            ids.trace_id = Some(span.trace_id()?);
+            Some(ids)
         });
     let response = match ids {
         Some(ids) => {
             let mut request = request;
             request.extensions_mut().insert(ids.clone());
-            crate::request_id::within(ids, next.run(request))
-                .instrument(span.clone())
+            span.run(crate::request_id::within(ids, next.run(request)))
                 .await
         }
-        None => next.run(request).instrument(span.clone()).await,
+        None => span.run(next.run(request)).await,
     };
     let status = response.status().as_u16();
-    span.record("http.response.status_code", i64::from(status));
+    span.set(KeyValue::new(
+        "http.response.status_code",
+        i64::from(status),
+    ));
     if status >= 500 {
-        span.record("otel.status_code", "ERROR");
+        span.fail();
     }
+    span.end();
     response
 }

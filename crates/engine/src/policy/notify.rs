@@ -5,10 +5,13 @@
 
 use super::config::{ValidConfig, ValidSmtp, fill_link};
 use super::decision::Action;
+use crate::providers::traces::TraceSpan;
 use lettre::message::header::ContentType;
 use lettre::message::{Mailbox, Message};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Tokio1Executor};
+use opentelemetry::KeyValue;
+use opentelemetry::trace::SpanKind;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -70,20 +73,18 @@ impl Notifier {
     /// Sends `notification` on every configured channel at once, in a span of its own
     /// (`bridle.safety.notify`: the channels tried, whether one delivered).
     pub async fn send(&self, notification: &Notification<'_>) -> Delivery {
-        let span = tracing::info_span!(
-            target: crate::providers::trace_context::SPAN_TARGET,
-            "bridle.safety.notify",
-            bridle.notify.webhook = self.webhook.is_some(),
-            bridle.notify.email = self.email.is_some(),
-            bridle.notify.delivered = tracing::field::Empty,
-            otel.status_code = tracing::field::Empty,
-        );
-        let delivery =
-            tracing::Instrument::instrument(self.send_all(notification), span.clone()).await;
-        span.record("bridle.notify.delivered", delivery.delivered);
+        let span = TraceSpan::start("bridle.safety.notify", SpanKind::Internal, || {
+            vec![
+                KeyValue::new("bridle.notify.webhook", self.webhook.is_some()),
+                KeyValue::new("bridle.notify.email", self.email.is_some()),
+            ]
+        });
+        let delivery = self.send_all(notification).await;
+        span.set(KeyValue::new("bridle.notify.delivered", delivery.delivered));
         if !delivery.delivered {
-            span.record("otel.status_code", "ERROR");
+            span.fail();
         }
+        span.end();
         delivery
     }
 

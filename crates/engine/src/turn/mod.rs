@@ -40,6 +40,7 @@ use crate::config::RetryPolicy;
 use crate::engine::Model;
 use crate::events::{EventSink, TurnEvent};
 use crate::metrics::{AttemptOutcome, EngineMetrics};
+use crate::providers::traces::TraceSpan;
 use crate::providers::{ChatMessage, Completion, ProviderError, Usage};
 use crate::store::{Conversation, Interruption, Store, StoreError};
 use crate::streamed::{Streamed, estimated_tokens, stream_attempt};
@@ -51,7 +52,6 @@ use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use tracing::Instrument as _;
 
 /// Most earlier messages sent as history (the newest ones).
 pub const MAX_HISTORY_MESSAGES: usize = 50;
@@ -167,20 +167,18 @@ pub enum TurnError {
     },
 }
 
-/// The span of a turn on `input` (`bridle.turn`; disabled when telemetry is off): what
+/// The span of a turn on `input` (`bridle.turn`; nothing when telemetry is off): what
 /// [`run_turn`] runs in, and what follows the turn (its state, its safety policy) after it.
-pub fn turn_span(input: &TurnInput<'_>) -> tracing::Span {
+/// Whoever begins it ends it.
+pub fn turn_span(input: &TurnInput<'_>) -> TraceSpan {
     spans::turn(input.contract, input.model)
 }
 
 /// Runs one turn in `span` (from [`turn_span`]), recording its outcome there.
-pub async fn run_turn(
-    input: TurnInput<'_>,
-    span: &tracing::Span,
-) -> Result<TurnOutcome, TurnError> {
+pub async fn run_turn(input: TurnInput<'_>, span: &TraceSpan) -> Result<TurnOutcome, TurnError> {
     let metrics = input.metrics;
     let label = metrics.contract_label(input.contract);
-    let result = attempts(&input, &label).instrument(span.clone()).await;
+    let result = span.run(attempts(&input, &label)).await;
     let (outcome, attempts) = match &result {
         Ok(outcome) if outcome.fallback => ("fallback", Some(outcome.attempts)),
         Ok(outcome) => ("valid", Some(outcome.attempts)),
@@ -299,7 +297,7 @@ impl<'i, 'a> Turn<'i, 'a> {
             .clone()
             .with(bridle_core::text::TURN_KEY, turn_id.as_str());
         let tools = input.contract.tools(&context);
-        tracing::Span::current().record("bridle.turn.id", turn_id.as_str());
+        spans::turn_began(&turn_id);
         Ok(Self {
             input,
             label,
@@ -331,7 +329,9 @@ impl<'i, 'a> Turn<'i, 'a> {
     async fn attempt(&mut self, attempt: u32) -> Result<Next, TurnError> {
         let model = self.router.current();
         let span = spans::attempt(attempt, model);
-        self.run_attempt(attempt).instrument(span).await
+        let next = span.run(self.run_attempt(attempt)).await;
+        span.end();
+        next
     }
 
     async fn run_attempt(&mut self, attempt: u32) -> Result<Next, TurnError> {

@@ -70,22 +70,20 @@ impl Opening {
 }
 
 /// The opening's write in a span of its own (with telemetry on), a child of the turn's. The
-/// span is entered whenever the write is polled and ends when the turn has settled the opening:
-/// once the write is committed (SQLite), or when the first record takes the held user message
-/// along into its own write (PostgreSQL: then that record's span covers the commit). No task
-/// of its own awaits it: that would make PostgreSQL write the opening alone, two commits a turn.
+/// span ends when the turn has settled the opening: once the write is committed (SQLite), or
+/// when the first record takes the held user message along into its own write (PostgreSQL: the
+/// write's future is then dropped, which ends the span, and that record's span covers the
+/// commit). No task of its own awaits it: that would make PostgreSQL write the opening alone,
+/// two commits a turn.
 fn traced_opening(store: &dyn Store, pending: Pending<i64>) -> Pending<i64> {
     let span = StoreWrite::USER.span(store);
-    if span.is_disabled() {
+    if !span.is_recording() {
         return pending;
     }
-    pending.wrapped(move |write| {
-        let traced = async move {
-            let result = write.await;
-            super::spans::failed_write(&tracing::Span::current(), &result);
-            result
-        };
-        tracing::Instrument::instrument(traced, span)
+    pending.wrapped(move |write| async move {
+        let result = write.await;
+        super::spans::written(&span, &result);
+        result
     })
 }
 

@@ -2,40 +2,44 @@
 //! OpenTelemetry GenAI conventions (`chat {model}`: operation, provider, requested and
 //! answering model, tokens; and Bridle's attempt number, outcome, repairs and violations), and
 //! each store write ([`StoreWrite`]: the opening, attempts, fallback, state, status, safety
-//! events). They go to the telemetry layer only (target
-//! [`SPAN_TARGET`]); with telemetry off they are never built. Prompt and reply text go into an
-//! attempt's span only with `[telemetry] capture_content = true`.
+//! events). They are [`TraceSpan`]s: with telemetry off they are never built. Prompt and reply
+//! text go into an attempt's span only with `[telemetry] capture_content = true`.
 
 use crate::engine::Model;
-use crate::providers::trace_context::{SPAN_TARGET, capture_content};
+use crate::providers::trace_context::capture_content;
+use crate::providers::traces::TraceSpan;
 use crate::providers::{ChatMessage, Completion, ProviderError};
 use crate::store::{Store, StoreError};
 use bridle_core::{Checked, Contract, Violation};
-use tracing::field::Empty;
-use tracing::{Instrument as _, Span};
+use opentelemetry::KeyValue;
+use opentelemetry::trace::SpanKind;
 
 /// The turn's span, before its outcome is known.
-pub(super) fn turn(contract: &Contract, model: &Model) -> Span {
-    tracing::info_span!(
-        target: SPAN_TARGET,
-        "bridle.turn",
-        bridle.contract = contract.name(),
-        bridle.model = model.name.as_str(),
-        bridle.turn.id = Empty,
-        bridle.turn.outcome = Empty,
-        bridle.turn.attempts = Empty,
-        otel.status_code = Empty,
-    )
+pub(super) fn turn(contract: &Contract, model: &Model) -> TraceSpan {
+    TraceSpan::start("bridle.turn", SpanKind::Internal, || {
+        vec![
+            KeyValue::new("bridle.contract", contract.name().to_owned()),
+            KeyValue::new("bridle.model", model.name.clone()),
+        ]
+    })
+}
+
+/// The turn `turn_id` began (its id is known once its opening is under way).
+pub(super) fn turn_began(turn_id: &str) {
+    TraceSpan::current().set_with(|| KeyValue::new("bridle.turn.id", turn_id.to_owned()));
 }
 
 /// The turn ended with `outcome` (`valid`, `fallback`, `exhausted`, …) after `attempts`.
-pub(super) fn turn_ended(span: &Span, outcome: &str, attempts: Option<u32>) {
-    span.record("bridle.turn.outcome", outcome);
+pub(super) fn turn_ended(span: &TraceSpan, outcome: &'static str, attempts: Option<u32>) {
+    if !span.is_recording() {
+        return;
+    }
+    span.set(KeyValue::new("bridle.turn.outcome", outcome));
     if let Some(attempts) = attempts {
-        span.record("bridle.turn.attempts", i64::from(attempts));
+        span.set(KeyValue::new("bridle.turn.attempts", i64::from(attempts)));
     }
     if !matches!(outcome, "valid" | "fallback") {
-        span.record("otel.status_code", "ERROR");
+        span.fail();
     }
 }
 
@@ -51,96 +55,107 @@ fn provider_name(kind: &str) -> &'static str {
     }
 }
 
-/// Attempt `attempt`'s span, on `model`.
-pub(super) fn attempt(attempt: u32, model: &Model) -> Span {
-    let provider = provider_name(model.provider.name());
-    let span = tracing::info_span!(
-        target: SPAN_TARGET,
-        "chat",
-        otel.name = format!("chat {}", model.settings.model),
-        otel.kind = "client",
-        otel.status_code = Empty,
-        gen_ai.operation.name = "chat",
-        gen_ai.system = provider,
-        gen_ai.provider.name = provider,
-        gen_ai.request.model = model.settings.model.as_str(),
-        server.address = Empty,
-        server.port = Empty,
-        http.response.status_code = Empty,
-        gen_ai.response.model = Empty,
-        gen_ai.usage.input_tokens = Empty,
-        gen_ai.usage.output_tokens = Empty,
-        gen_ai.input.messages = Empty,
-        gen_ai.output.messages = Empty,
-        bridle.model = model.name.as_str(),
-        bridle.attempt.number = i64::from(attempt),
-        bridle.attempt.outcome = Empty,
-        bridle.route = Empty,
-        bridle.repairs = Empty,
-        bridle.violations = Empty,
-        error.type = Empty,
-    );
-    span
+/// Attempt `attempt`'s span, on `model`: the client span of the model call.
+pub(super) fn attempt(attempt: u32, model: &Model) -> TraceSpan {
+    if !crate::providers::traces::enabled() {
+        return TraceSpan::none();
+    }
+    let name = format!("chat {}", model.settings.model);
+    TraceSpan::start(name, SpanKind::Client, || {
+        let provider = provider_name(model.provider.name());
+        vec![
+            KeyValue::new("gen_ai.operation.name", "chat"),
+            KeyValue::new("gen_ai.system", provider),
+            KeyValue::new("gen_ai.provider.name", provider),
+            KeyValue::new("gen_ai.request.model", model.settings.model.clone()),
+            KeyValue::new("bridle.model", model.name.clone()),
+            KeyValue::new("bridle.attempt.number", i64::from(attempt)),
+        ]
+    })
 }
 
 /// The messages the attempt in force sends, when content is captured.
 pub(super) fn sending(messages: &[ChatMessage]) {
-    let span = Span::current();
-    if capture_content() && !span.is_disabled() {
-        let text = serde_json::to_string(messages).unwrap_or_default();
-        span.record("gen_ai.input.messages", text);
+    if capture_content() {
+        TraceSpan::current().set_with(|| {
+            let text = serde_json::to_string(messages).unwrap_or_default();
+            KeyValue::new("gen_ai.input.messages", text)
+        });
     }
 }
 
 /// The attempt in force went to another model than the turn's own, for `route`.
 pub(super) fn routed(route: &str) {
-    Span::current().record("bridle.route", route);
+    TraceSpan::current().set_with(|| KeyValue::new("bridle.route", route.to_owned()));
 }
 
 /// The attempt in force was answered: the answering model, tokens, verdict.
 pub(super) fn answered(completion: &Completion, checked: &Checked) {
-    let span = Span::current();
-    if span.is_disabled() {
+    let span = TraceSpan::current();
+    if !span.is_recording() {
         return;
     }
     if !completion.model.is_empty() {
-        span.record("gen_ai.response.model", completion.model.as_str());
+        span.set(KeyValue::new(
+            "gen_ai.response.model",
+            completion.model.clone(),
+        ));
     }
     if let Some(usage) = completion.usage {
-        span.record("gen_ai.usage.input_tokens", int(usage.input_tokens));
-        span.record("gen_ai.usage.output_tokens", int(usage.output_tokens));
+        span.set(KeyValue::new(
+            "gen_ai.usage.input_tokens",
+            int(usage.input_tokens),
+        ));
+        span.set(KeyValue::new(
+            "gen_ai.usage.output_tokens",
+            int(usage.output_tokens),
+        ));
     }
     let outcome = if checked.is_valid() {
         "valid"
     } else {
         "invalid"
     };
-    span.record("bridle.attempt.outcome", outcome);
-    span.record("bridle.repairs", count(checked.repairs.len()));
-    span.record("bridle.violations", count(checked.violations.len()));
+    span.set(KeyValue::new("bridle.attempt.outcome", outcome));
+    span.set(KeyValue::new(
+        "bridle.repairs",
+        count(checked.repairs.len()),
+    ));
+    span.set(KeyValue::new(
+        "bridle.violations",
+        count(checked.violations.len()),
+    ));
     if capture_content() {
-        span.record("gen_ai.output.messages", completion.transcript());
+        span.set(KeyValue::new(
+            "gen_ai.output.messages",
+            completion.transcript(),
+        ));
     }
 }
 
 /// The attempt in force failed at the provider.
 pub(super) fn failed(error: &ProviderError) {
-    let span = Span::current();
-    span.record("bridle.attempt.outcome", "provider_error");
-    span.record("error.type", error.kind());
-    span.record("otel.status_code", "ERROR");
+    let span = TraceSpan::current();
+    if !span.is_recording() {
+        return;
+    }
+    span.set(KeyValue::new("bridle.attempt.outcome", "provider_error"));
+    span.set(KeyValue::new("error.type", error.kind()));
+    span.fail();
 }
 
 /// The attempt in force was stopped early (`aborted`, with its proven violations) or by the
 /// client going away (`cancelled`).
 pub(super) fn interrupted(outcome: &'static str, violations: &[Violation]) {
-    let span = Span::current();
-    span.record("bridle.attempt.outcome", outcome);
-    span.record("bridle.violations", count(violations.len()));
+    let span = TraceSpan::current();
+    if !span.is_recording() {
+        return;
+    }
+    span.set(KeyValue::new("bridle.attempt.outcome", outcome));
+    span.set(KeyValue::new("bridle.violations", count(violations.len())));
 }
 
-/// `n` as the signed integer OpenTelemetry attributes hold (the bridge records unsigned ones
-/// as text).
+/// `n` as the signed integer OpenTelemetry attributes hold.
 fn int(n: u64) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
@@ -189,41 +204,40 @@ impl StoreWrite {
         }
     }
 
-    /// The span of this write to `store` (disabled when telemetry is off), a child of the
-    /// span in force.
-    pub(crate) fn span(self, store: &dyn Store) -> Span {
-        tracing::info_span!(
-            target: SPAN_TARGET,
-            "bridle.store.write",
-            db.system.name = db_system(store.backend()),
-            db.operation.name = self.operation,
-            db.collection.name = self.collection,
-            bridle.record = self.record,
-            otel.status_code = Empty,
-        )
+    /// The span of this write to `store` (nothing when telemetry is off), a child of the span
+    /// in force.
+    pub(crate) fn span(self, store: &dyn Store) -> TraceSpan {
+        TraceSpan::start("bridle.store.write", SpanKind::Internal, || {
+            vec![
+                KeyValue::new("db.system.name", db_system(store.backend())),
+                KeyValue::new("db.operation.name", self.operation),
+                KeyValue::new("db.collection.name", self.collection),
+                KeyValue::new("bridle.record", self.record),
+            ]
+        })
     }
 
-    /// Runs `write` (this write, to `store`) in its span; a failure marks the span.
+    /// Runs `write` (this write, to `store`) in its span; a failure marks the span. The write
+    /// itself begins no spans, so its future is not wrapped: the span is begun before it and
+    /// ended after it.
     pub(crate) async fn traced<T>(
         self,
         store: &dyn Store,
         write: impl Future<Output = Result<T, StoreError>>,
     ) -> Result<T, StoreError> {
         let span = self.span(store);
-        if span.is_disabled() {
-            return write.await;
-        }
-        let result = write.instrument(span.clone()).await;
-        failed_write(&span, &result);
+        let result = write.await;
+        written(&span, &result);
         result
     }
 }
 
-/// Marks `span` failed when `result` is an error.
-pub(crate) fn failed_write<T>(span: &Span, result: &Result<T, StoreError>) {
+/// Ends the span of a write that gave `result`, marked failed when it is an error.
+pub(crate) fn written<T>(span: &TraceSpan, result: &Result<T, StoreError>) {
     if result.is_err() {
-        span.record("otel.status_code", "ERROR");
+        span.fail();
     }
+    span.end();
 }
 
 /// The store's backend as the database conventions name it (`db.system.name`).

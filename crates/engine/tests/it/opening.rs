@@ -48,10 +48,13 @@ async fn postgres_a_failed_first_attempt_commits_with_the_user_message() {
 }
 
 // With traces on, the opening's write has a span of its own; it must not make the write go
-// out alone. One thread, so that the subscriber (which enables every span) sees every task.
-#[tokio::test(flavor = "current_thread")]
+// out alone. (The tracer exports nowhere; it is the process's from here on, which no other test
+// of this binary minds.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_with_traces_on_the_user_message_still_commits_with_the_first_attempt() {
-    let _traced = tracing::subscriber::set_default(tracing_subscriber::registry());
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+    bridle_engine::providers::traces::install(&provider);
+    assert!(bridle_engine::providers::traces::enabled());
     let (database, store) = postgres().await;
     let (engine, conversation) = started(&store, "").await;
     let outcome = engine.send(&conversation.id, "Hi", None).await.unwrap();

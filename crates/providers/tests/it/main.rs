@@ -4,3 +4,4 @@
 #![allow(clippy::unwrap_used)]
 
 mod providers;
+mod traces;

@@ -15,6 +15,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use bridle_engine::UserTurn;
+use bridle_engine::providers::traces::TraceSpan;
 use bridle_engine::{EngineError, EventSink, TurnError, TurnEvent};
 use futures::StreamExt;
 use std::convert::Infallible;
@@ -60,7 +61,8 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
     // The turn's task is still part of the request: its log lines and errors carry its ids,
     // and its spans stay children of the request's, which ends with the response head.
     let ids = crate::request_id::current().unwrap_or_default();
-    tokio::spawn(tracing::Instrument::in_current_span(
+    let span = TraceSpan::current();
+    tokio::spawn(tracing::Instrument::in_current_span(span.run(
         crate::request_id::within(ids.clone(), async move {
             let StreamedTurn {
                 conversation_id,
@@ -96,7 +98,7 @@ pub fn turn_events(state: &AppState, turn: StreamedTurn) -> Response {
                 }
             }
         }),
-    ));
+    )));
     events_response(receiver, state.settings.sse_keep_alive_ms)
 }
 
