@@ -48,6 +48,17 @@ pub async fn within<F: Future>(ids: RequestIds, future: F) -> F::Output {
     CURRENT.scope(ids, future.instrument(span)).await
 }
 
+/// Serves the rest of a request within `ids` once its trace id is known (the trace the gateway
+/// began for a request that came without one): the request's log span (from [`assign`], the
+/// span in force) records the trace id, and the handlers and errors get the new ids. No second
+/// log span: the one request has one.
+pub async fn with_trace<F: Future>(ids: RequestIds, future: F) -> F::Output {
+    if let Some(trace_id) = ids.trace_id.as_deref() {
+        tracing::Span::current().record("trace_id", trace_id);
+    }
+    CURRENT.scope(ids, future).await
+}
+
 /// Whether `value` is a request id the gateway takes from a caller: 1 to
 /// [`MAX_REQUEST_ID_CHARS`] ASCII letters, digits and `-_.:+=@/`.
 pub fn is_sane_request_id(value: &str) -> bool {

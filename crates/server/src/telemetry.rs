@@ -288,7 +288,7 @@ pub async fn request_span(request: Request, next: Next) -> Response {
         Some(ids) => {
             let mut request = request;
             request.extensions_mut().insert(ids.clone());
-            span.run(crate::request_id::within(ids, next.run(request)))
+            span.run(crate::request_id::with_trace(ids, next.run(request)))
                 .await
         }
         None => span.run(next.run(request)).await,

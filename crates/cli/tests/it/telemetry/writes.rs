@@ -1,6 +1,8 @@
 //! The writes that follow a turn's attempts, each a span below its turn: the turn's opening
 //! (the user's message, written while the model is called), the conversation's state after a
 //! topic analysis, and the safety event (beside its notification) after a worrying message.
+//! The requests came without a trace: the log line written inside one carries the trace the
+//! gateway began for it.
 
 use super::receiver::{self, Got};
 use super::{children, named};
@@ -111,6 +113,17 @@ async fn the_opening_state_and_safety_writes_are_spans_of_their_turn() {
     assert_eq!(written.len(), 2, "{written:#?}");
     check_write(written[0], "safety_event", "insert", "safety_events");
     check_write(written[1], "user", "insert", "messages");
+    let log = serve.log();
+    let safety_line: serde_json::Value = log
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .find(|line: &serde_json::Value| line["message"] == "safety event")
+        .unwrap_or_else(|| panic!("no safety event logged: {log}"));
+    assert_eq!(
+        safety_line["trace_id"], selfhelp.trace_id,
+        "the log line carries the trace begun for its request: {safety_line}"
+    );
+    assert!(safety_line["request_id"].is_string(), "{safety_line}");
 
     let topic = turn("topic-analysis");
     let written = writes(&spans, topic);
